@@ -1,0 +1,78 @@
+# The course's one entry point. `make help` lists every target.
+#
+# Variables: CH=03 (one chapter), EX=03-nonblocking/poll-echo (one exercise),
+# IMPL=solutions|exercises, FILTER=regex (passed to bats --filter),
+# SAN=address,undefined | SAN=thread (sanitizer build in its own folder),
+# WERROR=1, V=1 (show commands).
+
+include common/mk/config.mk
+
+CHAPTER_DIRS  := $(patsubst %/Makefile,%,$(sort $(wildcard chapters/[0-9][0-9]-*/Makefile)))
+SOLUTION_DIRS := $(patsubst %/Makefile,%,$(sort $(wildcard solutions/[0-9][0-9]-*/*/Makefile)))
+EXERCISE_DIRS := $(patsubst %/Makefile,%,$(sort $(wildcard exercises/[0-9][0-9]-*/*/Makefile)))
+BUILD_DIRS    := $(CHAPTER_DIRS) $(SOLUTION_DIRS) $(EXERCISE_DIRS)
+
+SCRIPTS := common/mk
+
+.DEFAULT_GOAL := all
+.PHONY: all help setup deps doctor test ex hint progress exercises snippets lint format clean \
+        common $(BUILD_DIRS)
+
+help: ## list every target
+	@echo "usage: make [target] [VAR=value ...]"
+	@echo
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | \
+	    awk -F'\t' '{ printf "  make %-11s %s\n", $$1, $$2 }'
+	@echo
+	@echo "variables: CH=03  EX=03-nonblocking/poll-echo  IMPL=solutions|exercises  FILTER=regex"
+	@echo "           SAN=address,undefined | SAN=thread  WERROR=1  V=1"
+
+all: $(BUILD_DIRS) ## build every chapter, solution and exercise into build/
+
+common: ## build common/ (net, buf, tools, faults shim)
+	$(Q)$(MAKE) --no-print-directory -C common
+
+$(BUILD_DIRS): common
+	$(Q)$(MAKE) --no-print-directory -C $@ QUIET_WHERE=$(if $(V),,1)
+
+# Under `sudo make setup`, the packages need root but the build must belong to
+# the learner, or their next `make test` could not write to build/.
+setup: deps ## install missing system packages (sudo when not root), then build everything
+	$(Q)if [ "$$(id -u)" = 0 ] && [ -n "$${SUDO_USER:-}" ] && [ "$$SUDO_USER" != root ]; then \
+	    sudo -u "$$SUDO_USER" $(MAKE) --no-print-directory all; \
+	else \
+	    $(MAKE) --no-print-directory all; \
+	fi
+
+deps: ## install the system packages the course needs (apt, dnf or brew)
+	$(Q)$(SCRIPTS)/deps.sh
+
+doctor: ## report each dependency, the kernel, and whether io_uring is allowed here
+	$(Q)$(SCRIPTS)/doctor.sh
+
+test: all ## run every chapter's tests (CH=03 for one chapter, FILTER= for bats --filter)
+	$(Q)$(SCRIPTS)/run-tests.sh $(CH)
+
+ex: ## test your copy of an exercise: make ex EX=03-nonblocking/poll-echo [IMPL=solutions]
+	$(Q)$(SCRIPTS)/ex.sh "$(EX)" "$(or $(IMPL),exercises)"
+
+hint: ## show the next hint for an exercise: make hint EX=03-nonblocking/poll-echo
+	$(Q)$(SCRIPTS)/hint.sh "$(EX)"
+
+progress: ## table of every exercise (done / failing / not started) and the next one
+	$(Q)$(SCRIPTS)/progress.sh
+
+exercises: ## regenerate exercises/ from solutions/
+	$(Q)$(SCRIPTS)/gen-exercises.sh solutions exercises
+
+snippets: ## rewrite the code excerpts in the READMEs from the source files
+	$(Q)$(SCRIPTS)/snippets.sh --fix
+
+lint: ## clang-format check and cppcheck over every C file
+	$(Q)$(SCRIPTS)/lint.sh
+
+format: ## reformat every C file in place with clang-format
+	$(Q)$(SCRIPTS)/lint.sh --fix
+
+clean: ## remove build/ (every build, sanitizer ones included)
+	rm -rf build

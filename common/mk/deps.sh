@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# deps.sh: install the system packages the course needs.
+#
+# Debian/Ubuntu (apt) is the reference platform; Fedora (dnf) and macOS
+# (brew) get the closest equivalents. Uses sudo when not root. Packages
+# already installed are left alone.
+set -euo pipefail
+
+apt_pkgs=(build-essential pkg-config liburing-dev bats bats-support bats-assert bats-file
+    parallel strace socat valgrind cppcheck clang-format iproute2 procps
+    gcc-mingw-w64-x86-64 wine64 pandoc graphviz gnuplot-nox)
+dnf_pkgs=(gcc make pkgconf-pkg-config liburing-devel bats parallel strace socat valgrind
+    cppcheck clang-tools-extra iproute procps-ng mingw64-gcc wine pandoc graphviz gnuplot)
+brew_pkgs=(bats-core bats-core/bats-core/bats-support bats-core/bats-core/bats-assert
+    bats-core/bats-core/bats-file parallel socat cppcheck clang-format mingw-w64 pandoc
+    graphviz gnuplot)
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "deps: not root and no sudo; run as root" >&2; exit 1; }
+    sudo="sudo"
+fi
+
+if command -v apt-get >/dev/null; then
+    missing=()
+    for p in "${apt_pkgs[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    if [ ${#missing[@]} -eq 0 ]; then
+        echo "deps: every package is installed."
+        exit 0
+    fi
+    echo "deps: installing ${missing[*]}"
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+elif command -v dnf >/dev/null; then
+    echo "deps: installing with dnf: ${dnf_pkgs[*]}"
+    echo "deps: (bats-support/bats-assert/bats-file are not packaged on Fedora: install them"
+    echo "       from their releases into /usr/lib/bats, or set BATS_LIB_PATH)"
+    $sudo dnf install -y "${dnf_pkgs[@]}"
+elif command -v brew >/dev/null; then
+    echo "deps: installing with brew: ${brew_pkgs[*]}"
+    echo "deps: macOS runs the portable chapters and the kqueue chapter natively;"
+    echo "      epoll, io_uring and the faults tests need Linux (a VM or container)."
+    brew install "${brew_pkgs[@]}"
+else
+    echo "deps: no apt-get, dnf or brew here. Install by hand: ${apt_pkgs[*]} (Debian names)" >&2
+    exit 1
+fi

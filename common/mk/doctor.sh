@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# doctor.sh: say, in plain words, what this machine has and lacks for the course.
+set -uo pipefail
+top="$(cd "$(dirname "$0")/../.." && pwd)"
+missing=0
+
+have() { # have LABEL PURPOSE CMD...: run CMD quietly, report
+    local label="$1" purpose="$2"
+    shift 2
+    if "$@" >/dev/null 2>&1; then
+        printf '  ok       %-22s %s\n' "$label" "$purpose"
+    else
+        printf '  MISSING  %-22s %s\n' "$label" "$purpose"
+        missing=$((missing + 1))
+    fi
+}
+
+echo "Tools"
+have "C compiler (gcc)" "builds every chapter" command -v gcc
+have make "the course's entry point" command -v make
+have bats "runs the tests" command -v bats
+have "bats-support/assert" "test helpers" test -d /usr/lib/bats/bats-assert -o -d /usr/local/lib/bats-assert
+have bats-file "test helpers" test -d /usr/lib/bats/bats-file -o -d /usr/local/lib/bats-file
+have "GNU parallel" "bats --jobs" command -v parallel
+have liburing "io_uring chapters (07, 08)" test -f /usr/include/liburing.h
+have strace "counts syscalls in tests" command -v strace
+have socat "test peers" command -v socat
+have valgrind "memory checks" command -v valgrind
+have clang-format "make lint" command -v clang-format
+have cppcheck "make lint" command -v cppcheck
+have mingw-w64 "IOCP chapter (09)" command -v x86_64-w64-mingw32-gcc
+have wine64 "runs the IOCP chapter" test -x /usr/lib/wine/wine64 -o -x /usr/bin/wine64
+have pandoc "make book" command -v pandoc
+have graphviz "book diagrams" command -v dot
+have gnuplot "benchmark charts (14)" command -v gnuplot
+
+echo
+echo "Kernel"
+echo "  $(uname -s) $(uname -r) on $(uname -m), $(nproc 2>/dev/null || echo '?') CPUs"
+if [ "$(uname -s)" = Linux ]; then
+    major=$(uname -r | cut -d. -f1) minor=$(uname -r | cut -d. -f2)
+    if [ "$major" -gt 5 ] || { [ "$major" -eq 5 ] && [ "$minor" -ge 19 ]; }; then
+        echo "  5.19 or newer: multishot accept/recv and buffer rings (chapter 08) are available."
+    else
+        echo "  older than 5.19: the modern io_uring parts of chapter 08 will be skipped."
+    fi
+    echo "  open files limit (ulimit -n): $(ulimit -n) soft, $(ulimit -Hn) hard"
+
+    echo
+    echo "io_uring"
+    if [ -r /proc/sys/kernel/io_uring_disabled ]; then
+        case "$(cat /proc/sys/kernel/io_uring_disabled)" in
+        0) echo "  kernel.io_uring_disabled = 0: allowed for every process." ;;
+        1) echo "  kernel.io_uring_disabled = 1: only for processes in the io_uring_group (or CAP_SYS_ADMIN)." ;;
+        2) echo "  kernel.io_uring_disabled = 2: disabled for everyone." ;;
+        esac
+    fi
+    probe_dir="${BUILD:-$top/build}/doctor"
+    mkdir -p "$probe_dir"
+    if gcc -std=c11 -D_GNU_SOURCE -O1 -o "$probe_dir/uring-allowed" "$top/common/mk/uring-allowed.c" 2>/dev/null; then
+        if msg=$("$probe_dir/uring-allowed" 2>&1); then
+            echo "  probe: $msg"
+        else
+            echo "  probe: $msg"
+            echo "  The io_uring tests (chapters 07, 08, and the io_uring backends later) will skip."
+        fi
+    else
+        echo "  probe: could not compile the probe (no C compiler?)"
+    fi
+fi
+
+echo
+if [ "$missing" -eq 0 ]; then
+    echo "Everything the course uses is here."
+else
+    echo "$missing missing: run 'sudo make deps' (or 'sudo make setup' to also build)."
+    exit 1
+fi

@@ -1,0 +1,62 @@
+# common/mk/prog.mk: build the programs of one folder.
+#
+# A chapter, solution or exercise Makefile is a few lines:
+#
+#     PROGS := echo-poll poll-cost          # each built from NAME.c
+#     echo-poll_SRCS := conn.c              # optional extra sources
+#     poll-cost_LDLIBS := -lpthread         # optional extra libraries
+#     include ../../common/mk/prog.mk
+#
+# Binaries go to build/<the folder's path in the repository>/, so
+# chapters/03-nonblocking/echo-poll.c becomes build/chapters/03-nonblocking/echo-poll.
+# Every program links common/ (net, buf) and can include "net.h", "buf.h", "todo.h".
+
+include $(dir $(lastword $(MAKEFILE_LIST)))config.mk
+include $(TOP)/common/mk/common-lib.mk
+
+HERE := $(abspath $(CURDIR))
+REL := $(patsubst $(TOP)/%,%,$(HERE))
+OUT := $(BUILD)/$(REL)
+
+CFLAGS_DIR := $(CFLAGS_BASE) -I$(TOP)/common
+# An exercise as shipped has TODO() where the learner's code goes, so the
+# variables that code would use look unused: that is expected, not a warning.
+ifneq ($(filter exercises/%,$(REL)),)
+CFLAGS_DIR += -Wno-unused-variable -Wno-unused-parameter -Wno-unused-but-set-variable \
+              -Wno-unused-function -Wno-unused-label -Wno-return-type
+endif
+
+BINS := $(addprefix $(OUT)/,$(PROGS))
+
+.PHONY: all clean where
+all: $(BINS) $(EXTRA_TARGETS)
+	@$(if $(QUIET_WHERE),true,echo "built $(REL): $(PROGS) -> $(patsubst $(TOP)/%,%,$(OUT))/")
+
+where:
+	@echo $(OUT)
+
+define prog_rule
+$(OUT)/$(1): $(OUT)/$(1).o $(addprefix $(OUT)/,$($(1)_SRCS:.c=.o)) $(COMMON_LIB)
+	@mkdir -p $$(@D)
+	@$(if $(Q),echo "  LD      $$(patsubst $(TOP)/%,%,$$@)")
+	$(Q)$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $$@ $$(filter %.o,$$^) $(COMMON_LIB) $($(1)_LDLIBS) $(LDLIBS)
+endef
+$(foreach p,$(PROGS),$(eval $(call prog_rule,$(p))))
+
+$(OUT)/%.o: $(HERE)/%.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $(patsubst $(TOP)/%,%,$<)")
+	$(Q)$(CC) $(CFLAGS_DIR) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+clean:
+	rm -rf $(OUT)
+
+-include $(wildcard $(OUT)/*.d)
+
+# `make test` inside a chapter folder runs that chapter's tests (its
+# programs and its exercises' solutions) through the top-level runner.
+ifneq ($(filter chapters/%,$(REL)),)
+.PHONY: test
+test:
+	$(Q)$(MAKE) --no-print-directory -C $(TOP) test CH=$(firstword $(subst -, ,$(notdir $(REL))))
+endif

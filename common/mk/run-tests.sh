@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# run-tests.sh [CH]: run the course's Bats tests and print one summary line.
+#
+#   run-tests.sh          common/, every chapter in order, then the meta tests
+#   run-tests.sh 03       only tests/03-*/ (also: common, meta)
+#
+# Environment: COURSE_TESTS (a folder holding tests/ instead of the repository), BUILD (which build to test; the Makefile sets it, SAN builds
+# included), IMPL (solutions by default: exercise tests run against the
+# reference), FILTER (passed to bats --filter).
+#
+# The last line is always "tests: N passed, N failed, N skipped"; the exit
+# status is non-zero when anything failed, including a test file that bats
+# could not even run.
+set -uo pipefail
+
+top="$(cd "$(dirname "$0")/../.." && pwd)"
+# COURSE_TESTS points the runner at another tests folder (the meta tests use
+# it to check the runner's own counting).
+cd "${COURSE_TESTS:-$top}" || exit 1
+export BUILD="${BUILD:-$top/build}"
+export IMPL="${IMPL:-solutions}"
+ch="${1:-}"
+
+command -v bats >/dev/null || { echo "bats is not installed: run 'make deps' (or sudo make setup)" >&2; exit 1; }
+
+dirs=()
+if [ -z "$ch" ]; then
+    [ -d tests/common ] && dirs+=(tests/common)
+    for d in tests/[0-9][0-9]-*/; do [ -d "$d" ] && dirs+=("${d%/}"); done
+    [ -d tests/meta ] && dirs+=(tests/meta)
+else
+    for d in tests/"$ch" tests/"$ch"-*/; do [ -d "$d" ] && dirs+=("${d%/}"); done
+    if [ ${#dirs[@]} -eq 0 ]; then
+        echo "make test CH=$ch: no tests/$ch-*/ folder; chapters with tests:" >&2
+        ls -d tests/*/ | sed 's|tests/||; s|/$||; s/^/  /' >&2
+        exit 2
+    fi
+fi
+
+filter=()
+[ -n "${FILTER:-}" ] && filter=(--filter "$FILTER")
+
+passed=0 failed=0 skipped=0
+failed_names=()
+start=$(date +%s)
+
+for d in "${dirs[@]}"; do
+    files=()
+    [ -f "$d/chapter.bats" ] && files+=("$d/chapter.bats")
+    for f in "$d"/*.bats; do
+        [ -f "$f" ] && [ "$f" != "$d/chapter.bats" ] && files+=("$f")
+    done
+    for f in "${files[@]}"; do
+        echo "== $f"
+        out="$(mktemp)"
+        bats --tap "${filter[@]}" "$f" 2>&1 | tee "$out"
+        status=${PIPESTATUS[0]}
+        p=$(grep -Ec '^ok [0-9]+ ' "$out" || true)
+        s=$(grep -Ec '^ok [0-9]+ .*# skip' "$out" || true)
+        n=$(grep -Ec '^not ok [0-9]+ ' "$out" || true)
+        while IFS= read -r line; do
+            failed_names+=("$f: ${line#not ok }")
+        done < <(grep -E '^not ok [0-9]+ ' "$out" || true)
+        passed=$((passed + p - s))
+        skipped=$((skipped + s))
+        failed=$((failed + n))
+        if [ "$status" -ne 0 ] && [ "$n" -eq 0 ]; then
+            # bats itself failed (syntax error, a setup_file that broke...).
+            failed=$((failed + 1))
+            failed_names+=("$f: bats exited with status $status without a failing test")
+        fi
+        rm -f "$out"
+    done
+done
+
+elapsed=$(($(date +%s) - start))
+if [ ${#failed_names[@]} -gt 0 ]; then
+    echo
+    echo "failed:"
+    printf '  %s\n' "${failed_names[@]}"
+fi
+echo
+echo "($(basename "$BUILD") build, IMPL=$IMPL, ${elapsed}s)"
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# snippets.sh [--fix] [README...]: keep code excerpts in the READMEs identical
+# to the source files they come from.
+#
+# In a source file, an excerpt is marked
+#
+#     /* snippet: NAME */        (or "# snippet: NAME" in shell and Makefiles)
+#     ...lines...
+#     /* end snippet */          (or "# end snippet")
+#
+# and in a README the fenced block right after
+#
+#     <!-- snippet: path/from/repo/root.c NAME -->
+#
+# must hold exactly those lines, less the marker's own indentation. Without
+# --fix, print every block that differs or names a missing file or snippet,
+# and exit 1. With --fix, rewrite the blocks from the sources.
+set -uo pipefail
+top="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$top" || exit 1
+
+fix=0
+[ "${1:-}" = --fix ] && { fix=1; shift; }
+if [ $# -gt 0 ]; then
+    readmes=("$@")
+else
+    mapfile -t readmes < <(find chapters common book solutions -name '*.md' 2>/dev/null | sort)
+fi
+
+# extract FILE NAME: print the snippet's lines, dedented; exit 1 if not found
+extract() {
+    awk -v name="$2" '
+        function trim(s) { sub(/^[ \t]+/, "", s); sub(/[ \t]+$/, "", s); return s }
+        !inside && (trim($0) == "/* snippet: " name " */" || trim($0) == "# snippet: " name) {
+            inside = 1; found = 1
+            indent = $0; sub(/[^ \t].*$/, "", indent)
+            next
+        }
+        inside && (trim($0) == "/* end snippet */" || trim($0) == "# end snippet") { inside = 0; exit }
+        inside {
+            line = $0
+            if (substr(line, 1, length(indent)) == indent) line = substr(line, length(indent) + 1)
+            print line
+        }
+        END { if (!found || inside) exit 1 }' "$1"
+}
+
+problems=0
+for readme in "${readmes[@]}"; do
+    grep -q '<!-- snippet: ' "$readme" || continue
+    out="$(mktemp)"
+    # Walk the README: copy it, replacing each marked block's body.
+    state=copy
+    lineno=0
+    while IFS= read -r line || [ -n "$line" ]; do
+        lineno=$((lineno + 1))
+        case "$state" in
+        copy)
+            printf '%s\n' "$line" >>"$out"
+            if [[ "$line" =~ ^\<!--\ snippet:\ ([^ ]+)\ ([^ ]+)\ --\>$ ]]; then
+                src="${BASH_REMATCH[1]}" name="${BASH_REMATCH[2]}" mark=$lineno
+                state=want_fence
+            fi
+            ;;
+        want_fence)
+            printf '%s\n' "$line" >>"$out"
+            if [[ "$line" =~ ^\`\`\` ]]; then
+                state=body
+                body="$(mktemp)"
+            else
+                echo "$readme:$mark: snippet marker not followed by a \`\`\` block" >&2
+                problems=$((problems + 1))
+                state=copy
+            fi
+            ;;
+        body)
+            if [[ "$line" =~ ^\`\`\`[[:space:]]*$ ]]; then
+                want="$(mktemp)"
+                if [ ! -f "$src" ]; then
+                    echo "$readme:$mark: $src: no such file" >&2
+                    problems=$((problems + 1))
+                    cat "$body" >>"$out"
+                elif ! extract "$src" "$name" >"$want"; then
+                    echo "$readme:$mark: $src has no snippet '$name' (or it never ends)" >&2
+                    problems=$((problems + 1))
+                    cat "$body" >>"$out"
+                elif ! cmp -s "$want" "$body"; then
+                    if [ "$fix" = 1 ]; then
+                        echo "updated $readme:$mark from $src ($name)"
+                        cat "$want" >>"$out"
+                    else
+                        echo "$readme:$mark: the excerpt differs from $src ($name):" >&2
+                        diff "$want" "$body" | sed 's/^/    /' | head -n 20 >&2
+                        problems=$((problems + 1))
+                        cat "$body" >>"$out"
+                    fi
+                else
+                    cat "$body" >>"$out"
+                fi
+                rm -f "$want" "$body"
+                printf '%s\n' "$line" >>"$out"
+                state=copy
+            else
+                printf '%s\n' "$line" >>"$body"
+            fi
+            ;;
+        esac
+    done <"$readme"
+    if [ "$state" != copy ]; then
+        echo "$readme:$mark: snippet block never closed" >&2
+        problems=$((problems + 1))
+    fi
+    if [ "$fix" = 1 ] && ! cmp -s "$out" "$readme"; then
+        cat "$out" >"$readme"
+    fi
+    rm -f "$out"
+done
+
+if [ "$problems" -gt 0 ]; then
+    [ "$fix" = 1 ] || echo "$problems excerpt(s) out of date: run 'make snippets' to rewrite them from the sources" >&2
+    exit 1
+fi
+exit 0

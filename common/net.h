@@ -1,0 +1,94 @@
+/* common/net.h: the helpers every server and client in the course uses.
+ *
+ * The server contract (every chapter, every solution):
+ *   -b ADDR   address to bind, default 127.0.0.1 (never 0.0.0.0 unless asked)
+ *   -p PORT   port, default 8080; 0 lets the kernel pick a free one
+ *   -h        usage on stdout, exit 0
+ *   The first line on stdout, flushed, is "listening on ADDR:PORT" with the real port.
+ *   SIGINT/SIGTERM: close the listener and every connection, exit 0.
+ *   Bad arguments: usage on stderr, exit 2.
+ *
+ * Library-style functions return -errno on failure, like the kernel's own
+ * io_uring completions do, so callers can print strerror(-ret).
+ */
+#ifndef COURSE_NET_H
+#define COURSE_NET_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define NET_DEFAULT_ADDR "127.0.0.1"
+#define NET_DEFAULT_PORT 8080
+
+struct net_cli {
+    const char *addr; /* -b */
+    int port;         /* -p */
+};
+
+/* Extra options a program adds to -b/-p/-h. `optstring` uses getopt(3) syntax
+ * ("w:" for -w N); `usage` is appended to the usage text, one line per option;
+ * `on_opt` returns 0 if it accepted the option, -1 to print usage and exit 2. */
+struct net_cli_extra {
+    const char *optstring;
+    const char *usage;
+    int (*on_opt)(int opt, const char *arg, void *ctx);
+    void *ctx;
+};
+
+/* Parse the server contract's options. Exits 0 on -h, 2 on bad arguments
+ * (with the usage on stderr). `extra` may be NULL. Positional arguments are
+ * refused. */
+void net_cli_parse(struct net_cli *cli, int argc, char **argv, const char *summary,
+                   const struct net_cli_extra *extra);
+
+/* Parse a decimal integer in [min, max]; returns 0 or -EINVAL. */
+int net_parse_int(const char *s, long min, long max, long *out);
+
+/* socket + SO_REUSEADDR + bind + listen. Returns the listening fd or -errno. */
+int net_listen(const char *addr, int port, int backlog);
+
+/* Blocking connect to addr:port. Returns the fd or -errno. */
+int net_connect(const char *addr, int port);
+
+/* The port a bound socket really got (useful after binding port 0), or -errno. */
+int net_local_port(int fd);
+
+/* Print "listening on ADDR:PORT" for a listening socket and flush stdout. */
+void net_announce(int listen_fd);
+
+/* net_listen() then net_announce(), or print the error on stderr and exit 1. */
+int net_listen_or_die(const struct net_cli *cli, int backlog);
+
+int net_set_nonblocking(int fd);
+int net_set_nodelay(int fd);
+
+/* Write all `len` bytes, retrying short writes and EINTR. On a non-blocking
+ * fd it also waits (with poll) when the kernel says EAGAIN. Returns len or -errno. */
+ssize_t net_write_all(int fd, const void *data, size_t len);
+
+/* Read exactly `len` bytes unless EOF comes first, retrying short reads and
+ * EINTR. Returns the number read (less than len only at EOF) or -errno. */
+ssize_t net_read_exact(int fd, void *data, size_t len);
+
+/* Shutdown signals.
+ *
+ * net_on_shutdown_signals() installs a handler for SIGINT and SIGTERM that sets
+ * net_stop_requested, WITHOUT SA_RESTART, so a blocking accept()/read() returns
+ * -1/EINTR and the program can look at the flag. It also ignores SIGPIPE, so a
+ * write to a reset connection fails with EPIPE instead of killing the server. */
+extern volatile sig_atomic_t net_stop_requested;
+void net_on_shutdown_signals(void);
+
+/* A self-pipe: after net_stop_pipe(), the returned fd becomes readable when
+ * SIGINT or SIGTERM arrives (and net_stop_requested is set). Event loops put
+ * it in their poll/select set, which closes the race between testing the flag
+ * and blocking. Returns the read end (non-blocking, close-on-exec) or -errno. */
+int net_stop_pipe(void);
+/* Close both ends of the stop pipe (on the way out, so no fd is left open). */
+void net_stop_pipe_close(int rfd);
+
+/* Print "what: strerror(err)" on stderr and exit 1. err is a positive errno. */
+_Noreturn void net_die(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,144 @@
+# The exercise machinery: exercises/ is generated from solutions/ and must not
+# drift; the generator must do exactly what DESIGN §4 says; and every exercise,
+# as shipped, must fail its tests for the right reason: the program stopped
+# at TODO (exit 99), not a crash, a hang or a compile error.
+load ../helpers/common
+
+GEN="$TOP/common/mk/gen-exercises.sh"
+FIXTURE="$BATS_TEST_DIRNAME/fixtures/gen/solutions"
+
+@test "exercises/ is exactly what 'make exercises' generates from solutions/" {
+    run "$GEN" "$TOP/solutions" "$BATS_TEST_TMPDIR/fresh"
+    assert_success
+    run diff -r "$BATS_TEST_TMPDIR/fresh" "$TOP/exercises"
+    [ "$status" -eq 0 ] && return 0
+    local drift="$output"
+    if [ "${COURSE_STRICT:-0}" != 1 ]; then
+        # A learner's own work is not drift: skip files where a TODO was
+        # replaced, and fail on anything else.
+        local f other=()
+        while IFS= read -r f; do
+            local want have
+            want=$(grep -c 'TODO("' "$BATS_TEST_TMPDIR/fresh/$f" 2>/dev/null || true)
+            have=$(grep -c 'TODO("' "$TOP/exercises/$f" 2>/dev/null || true)
+            [ -f "$TOP/exercises/$f" ] && [ "${have:-0}" -lt "${want:-0}" ] || other+=("$f")
+        done < <(diff -rq "$BATS_TEST_TMPDIR/fresh" "$TOP/exercises" |
+            sed -n "s|^Files $BATS_TEST_TMPDIR/fresh/\(.*\) and .* differ$|\1|p; s|^Only in .*|ONLY|p")
+        [ ${#other[@]} -eq 0 ] && skip "exercises/ holds your own work; drift is checked on a clean clone"
+    fi
+    fail "exercises/ differs from what 'make exercises' generates (run it and commit the result):
+$drift"
+}
+
+@test "the generator turns each block into TODO(task) at the block's indentation" {
+    run "$GEN" "$FIXTURE" "$BATS_TEST_TMPDIR/out"
+    assert_success
+    local c="$BATS_TEST_TMPDIR/out/01-demo/greet/greet.c"
+    run grep -c 'EXERCISE' "$c"
+    assert_output 0
+    run grep -n 'TODO(' "$c"
+    assert_line '8:        TODO("print a greeting for who");'
+    assert_line '15:    TODO("call greet for the world");'
+    refute_output --partial 'printf("hello'
+    # everything else is copied as it is
+    cmp "$FIXTURE/01-demo/greet/hints.md" "$BATS_TEST_TMPDIR/out/01-demo/greet/hints.md"
+    cmp "$FIXTURE/01-demo/greet/Makefile" "$BATS_TEST_TMPDIR/out/01-demo/greet/Makefile"
+}
+
+@test "the generated exercise compiles and stops at TODO with exit 99 and file:line" {
+    run "$GEN" "$FIXTURE" "$BATS_TEST_TMPDIR/out"
+    assert_success
+    gcc -std=c11 -D_GNU_SOURCE -Wall -Wno-unused-function -I"$TOP/common" -o "$BATS_TEST_TMPDIR/greet" \
+        "$BATS_TEST_TMPDIR/out/01-demo/greet/greet.c"
+    run "$BATS_TEST_TMPDIR/greet"
+    assert_equal "$status" 99
+    assert_output --regexp 'TODO at .*greet\.c:15: call greet for the world'
+}
+
+broken_fixture() { # broken_fixture SED-EXPRESSION: a fixture copy with one edit
+    cp -r "$FIXTURE" "$BATS_TEST_TMPDIR/broken"
+    sed -i "$1" "$BATS_TEST_TMPDIR/broken/01-demo/greet/greet.c"
+}
+
+@test "the generator refuses an EXERCISE BEGIN that never ends, naming file and line" {
+    broken_fixture '/EXERCISE END/d'
+    run "$GEN" "$BATS_TEST_TMPDIR/broken" "$BATS_TEST_TMPDIR/out"
+    assert_failure
+    assert_output --regexp 'greet\.c:[0-9]+: EXERCISE BEGIN (inside another block|never ended)'
+    [ ! -e "$BATS_TEST_TMPDIR/out" ] || fail "a failed run must not write the output folder"
+}
+
+@test "the generator refuses a task with a double quote, and a solution without todo.h" {
+    broken_fixture 's/call greet for the world/call "greet"/'
+    run "$GEN" "$BATS_TEST_TMPDIR/broken" "$BATS_TEST_TMPDIR/out"
+    assert_failure
+    assert_output --partial 'may not contain a double quote'
+    rm -rf "$BATS_TEST_TMPDIR/broken"
+    broken_fixture '/#include "todo.h"/d'
+    run "$GEN" "$BATS_TEST_TMPDIR/broken" "$BATS_TEST_TMPDIR/out"
+    assert_failure
+    assert_output --partial 'does not #include "todo.h"'
+}
+
+@test "the generator will not overwrite a learner's finished TODO unless FORCE=1" {
+    run "$GEN" "$FIXTURE" "$BATS_TEST_TMPDIR/out"
+    assert_success
+    local c="$BATS_TEST_TMPDIR/out/01-demo/greet/greet.c"
+    sed -i 's/TODO("call greet for the world");/return greet("world");/' "$c"
+    run "$GEN" "$FIXTURE" "$BATS_TEST_TMPDIR/out"
+    assert_failure
+    assert_output --partial "holds your own work"
+    grep -q 'return greet("world");' "$c"
+    FORCE=1 run "$GEN" "$FIXTURE" "$BATS_TEST_TMPDIR/out"
+    assert_success
+    grep -q 'TODO("call greet for the world");' "$c"
+}
+
+@test "every exercise has a task, at least two graded hints, and a test file" {
+    local ex ch name bad=()
+    for ex in $(cd "$TOP/solutions" && ls -d [0-9][0-9]-*/*/); do
+        ex="${ex%/}" ch="${ex%%/*}" name="${ex#*/}"
+        [ -s "$TOP/solutions/$ex/README.md" ] || bad+=("$ex: no README.md")
+        local hints
+        hints=$(grep -c '^## Hint [0-9]' "$TOP/solutions/$ex/hints.md" 2>/dev/null || true)
+        [ "${hints:-0}" -ge 2 ] ||
+            bad+=("$ex: hints.md needs '## Hint 1', '## Hint 2', ...")
+        [ -f "$TOP/tests/$ch/$name.bats" ] || bad+=("$ex: no tests/$ch/$name.bats")
+        grep -q '^@test' "$TOP/tests/$ch/$name.bats" 2>/dev/null || bad+=("$ex: no @test in its test file")
+    done
+    [ ${#bad[@]} -eq 0 ] || fail "$(printf '%s\n' "${bad[@]}")"
+}
+
+# The solutions pass their tests: make test runs every tests/NN-*/<exercise>.bats
+# with IMPL=solutions. This test proves the untouched exercises fail, and why.
+@test "every untouched exercise fails its tests at a TODO (exit 99), not by crashing or hanging" {
+    run "$GEN" "$TOP/solutions" "$BATS_TEST_TMPDIR/fresh"
+    assert_success
+    local ex ch name problems=() checked=0
+    for ex in $(cd "$TOP/solutions" && ls -d [0-9][0-9]-*/*/); do
+        ex="${ex%/}" ch="${ex%%/*}" name="${ex#*/}"
+        if ! diff -rq "$BATS_TEST_TMPDIR/fresh/$ex" "$TOP/exercises/$ex" >/dev/null 2>&1; then
+            echo "# $ex: your copy has changes; 'make ex EX=$ex' tests it" >&3
+            continue
+        fi
+        require_bin "$(ls "$BUILD/exercises/$ex"/* 2>/dev/null | head -n 1)" "exercises/$ex"
+        local todo_log="$BATS_TEST_TMPDIR/$ch-$name.todo" exit_log="$BATS_TEST_TMPDIR/$ch-$name.exit"
+        local start=$SECONDS
+        COURSE_TODO_LOG="$todo_log" COURSE_EXIT_LOG="$exit_log" IMPL=exercises \
+            run timeout 600 bats --tap "$TOP/tests/$ch/$name.bats"
+        local took=$((SECONDS - start))
+        checked=$((checked + 1))
+        if [ "$status" -eq 0 ]; then
+            problems+=("$ex: its tests PASS on the untouched exercise: they prove nothing")
+        elif [ ! -s "$todo_log" ]; then
+            problems+=("$ex: its tests fail but no program reached TODO (wrong reason):
+$(grep -A5 '^not ok' <<<"$output" | head -n 20)")
+        fi
+        [ ! -s "$exit_log" ] || problems+=("$ex: a program crashed: $(cat "$exit_log")")
+        [ "$status" -ne 124 ] || problems+=("$ex: the tests hung (killed after 600 s)")
+        [ "$took" -lt 180 ] || problems+=("$ex: took ${took}s to fail: something waits for a timeout")
+        echo "# $ex: fails at $(sort -u "$todo_log" 2>/dev/null | sed 's/^TODO at //' | head -n 1) (${took}s)" >&3
+    done
+    [ ${#problems[@]} -eq 0 ] || fail "$(printf '%s\n' "${problems[@]}")"
+    [ "$checked" -gt 0 ] || skip "every exercise has your changes; nothing untouched to check"
+}

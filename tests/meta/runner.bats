@@ -1,0 +1,55 @@
+# The test runner itself: its summary line is what learners and CI read, so
+# it must count right and fail when anything fails.
+load ../helpers/common
+
+make_fixture() {
+    local t="$BATS_TEST_TMPDIR/fixture/tests/01-demo"
+    mkdir -p "$t"
+    cp "$BATS_TEST_DIRNAME/fixtures/demo.bats.txt" "$t/chapter.bats"
+    echo "$BATS_TEST_TMPDIR/fixture"
+}
+
+@test "the runner counts passed, failed and skipped tests and exits non-zero on a failure" {
+    local fx; fx=$(make_fixture)
+    COURSE_TESTS="$fx" run "$TOP/common/mk/run-tests.sh"
+    assert_failure
+    assert_line --index -1 "tests: 1 passed, 1 failed, 1 skipped"
+    assert_output --partial "01-demo/chapter.bats: 2 fails"
+}
+
+@test "the runner exits 0 when nothing fails, skips included" {
+    local fx; fx=$(make_fixture)
+    sed -i '/"fails"/d' "$fx/tests/01-demo/chapter.bats"
+    COURSE_TESTS="$fx" run "$TOP/common/mk/run-tests.sh"
+    assert_success
+    assert_line --index -1 "tests: 1 passed, 0 failed, 1 skipped"
+}
+
+@test "a test file bats cannot run counts as a failure, not as nothing" {
+    local fx; fx=$(make_fixture)
+    cp "$BATS_TEST_DIRNAME/fixtures/broken.bats.txt" "$fx/tests/01-demo/broken.bats"
+    sed -i '/"fails"/d' "$fx/tests/01-demo/chapter.bats"
+    COURSE_TESTS="$fx" run "$TOP/common/mk/run-tests.sh"
+    assert_failure
+    [[ "${lines[-1]}" =~ ^tests:\ [0-9]+\ passed,\ [1-9][0-9]*\ failed ]] ||
+        fail "expected at least one failure, got: ${lines[-1]}"
+}
+
+@test "CH selects one chapter, and an unknown chapter is a clear error" {
+    local fx; fx=$(make_fixture)
+    mkdir -p "$fx/tests/02-other"
+    grep -v '"fails"\|"skips"' "$fx/tests/01-demo/chapter.bats" >"$fx/tests/02-other/chapter.bats"
+    COURSE_TESTS="$fx" run "$TOP/common/mk/run-tests.sh" 02
+    assert_success
+    assert_line --index -1 "tests: 1 passed, 0 failed, 0 skipped"
+    COURSE_TESTS="$fx" run "$TOP/common/mk/run-tests.sh" 07
+    assert_equal "$status" 2
+    assert_output --partial "no tests/07-*/ folder"
+}
+
+@test "FILTER reaches bats" {
+    local fx; fx=$(make_fixture)
+    FILTER=passes COURSE_TESTS="$fx" run "$TOP/common/mk/run-tests.sh"
+    assert_success
+    assert_line --index -1 "tests: 1 passed, 0 failed, 0 skipped"
+}
