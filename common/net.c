@@ -217,10 +217,17 @@ ssize_t net_write_all(int fd, const void *data, size_t len)
         ssize_t n = write(fd, p + done, len - done);
         if (n >= 0) {
             done += (size_t)n; /* a short write is normal: loop for the rest */
+            /* A signal cuts a blocking write short too; if it was a shutdown
+             * signal, writing on could block forever on a peer that never reads. */
+            if (done < len && net_stop_requested)
+                return -EINTR;
             continue;
         }
-        if (errno == EINTR)
+        if (errno == EINTR) {
+            if (net_stop_requested)
+                return -EINTR;
             continue;
+        }
         if (errno == EAGAIN || errno == EWOULDBLOCK) {
             struct pollfd pfd = {.fd = fd, .events = POLLOUT};
             if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
@@ -245,8 +252,11 @@ ssize_t net_read_exact(int fd, void *data, size_t len)
         }
         if (n == 0)
             break; /* EOF */
-        if (errno == EINTR)
+        if (errno == EINTR) {
+            if (net_stop_requested)
+                return -EINTR;
             continue;
+        }
         if (errno == EAGAIN || errno == EWOULDBLOCK) {
             struct pollfd pfd = {.fd = fd, .events = POLLIN};
             if (poll(&pfd, 1, -1) < 0 && errno != EINTR)

@@ -64,11 +64,15 @@ int net_set_nonblocking(int fd);
 int net_set_nodelay(int fd);
 
 /* Write all `len` bytes, retrying short writes and EINTR. On a non-blocking
- * fd it also waits (with poll) when the kernel says EAGAIN. Returns len or -errno. */
+ * fd it also waits (with poll) when the kernel says EAGAIN. Returns len or
+ * -errno. Once a shutdown signal has set net_stop_requested, an interrupted
+ * write is not retried: it returns -EINTR, so a server blocked writing to a
+ * client that never reads can still stop. */
 ssize_t net_write_all(int fd, const void *data, size_t len);
 
 /* Read exactly `len` bytes unless EOF comes first, retrying short reads and
- * EINTR. Returns the number read (less than len only at EOF) or -errno. */
+ * EINTR (but not after a shutdown signal: then -EINTR). Returns the number
+ * read (less than len only at EOF) or -errno. */
 ssize_t net_read_exact(int fd, void *data, size_t len);
 
 /* Shutdown signals.
