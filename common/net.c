@@ -2,6 +2,7 @@
 #include "net.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -16,7 +17,9 @@
 #include <unistd.h>
 
 volatile sig_atomic_t net_stop_requested;
-static int net__stop_wfd = -1;
+/* Read by the signal handler: volatile sig_atomic_t, so the handler sees
+ * every store in program order. */
+static volatile sig_atomic_t net__stop_wfd = -1;
 
 static void net__usage(FILE *to, const char *prog, const char *summary,
                        const struct net_cli_extra *extra)
@@ -38,7 +41,8 @@ int net_parse_int(const char *s, long min, long max, long *out)
     char *end;
     long v;
 
-    if (!s || !*s)
+    /* strtol would skip leading blanks and accept '+': a port is digits only */
+    if (!s || !(isdigit((unsigned char)*s) || (*s == '-' && min < 0)))
         return -EINVAL;
     errno = 0;
     v = strtol(s, &end, 10);
@@ -170,7 +174,7 @@ int net_local_port(int fd)
 
 void net_announce(int listen_fd)
 {
-    struct sockaddr_in sa;
+    struct sockaddr_in sa = {0}; /* if getsockname fails, print port 0, not stack garbage */
     socklen_t len = sizeof(sa);
     char ip[INET_ADDRSTRLEN] = "?";
 
@@ -215,7 +219,9 @@ ssize_t net_write_all(int fd, const void *data, size_t len)
 
     while (done < len) {
         ssize_t n = write(fd, p + done, len - done);
-        if (n >= 0) {
+        if (n == 0)
+            return -EIO; /* never for a socket with len > 0; do not loop on it */
+        if (n > 0) {
             done += (size_t)n; /* a short write is normal: loop for the rest */
             /* A signal cuts a blocking write short too; if it was a shutdown
              * signal, writing on could block forever on a peer that never reads. */
@@ -270,14 +276,14 @@ ssize_t net_read_exact(int fd, void *data, size_t len)
 
 static void net__on_signal(int sig)
 {
-    int saved = errno;
+    int saved = errno, wfd = net__stop_wfd;
     char c = (char)sig;
 
     net_stop_requested = 1;
-    if (net__stop_wfd >= 0) {
+    if (wfd >= 0) {
         /* write() is async-signal-safe; if the pipe is full a wake-up is
          * already pending, so EAGAIN is fine to ignore. */
-        ssize_t n = write(net__stop_wfd, &c, 1);
+        ssize_t n = write(wfd, &c, 1);
         (void)n;
     }
     errno = saved;
@@ -311,12 +317,15 @@ int net_stop_pipe(void)
 
 void net_stop_pipe_close(int rfd)
 {
+    int wfd = net__stop_wfd;
+
     if (rfd >= 0)
         close(rfd);
-    if (net__stop_wfd >= 0) {
-        close(net__stop_wfd);
-        net__stop_wfd = -1;
-    }
+    /* Forget the fd before closing it: a signal arriving in between must not
+     * write into whatever file reuses the number next. */
+    net__stop_wfd = -1;
+    if (wfd >= 0)
+        close(wfd);
 }
 
 void net_die(int err, const char *fmt, ...)
