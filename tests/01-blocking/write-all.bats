@@ -1,0 +1,67 @@
+#!/usr/bin/env bats
+# Exercise 01-blocking/write-all: a blocking echo server whose write_all() the
+# learner writes. Runs against $IMPL (solutions by default; `make ex` sets
+# IMPL=exercises).
+
+bats_require_minimum_version 1.5.0
+load ../helpers/common
+load blocking_helpers
+
+setup() {
+    SERVER_BIN="$(impl_bin write-all echo-write-all)"
+}
+
+@test "write-all: a message comes back" {
+    server_start "$SERVER_BIN" -p 0
+    run run_client -p "$PORT" "hello, blocking world"
+    require_server_alive
+    assert_success
+    assert_output "hello, blocking world"
+    stop_within 10 TERM
+}
+
+@test "write-all: every byte of 1 MiB comes back through short writes and EINTR" {
+    local in="$BATS_TEST_TMPDIR/in"
+    payload "$in" $((1024 * 1024))
+    server_start env $(faults_env FAULTS_SHORT_WRITE=50 FAULTS_EINTR=20) "$SERVER_BIN" -p 0
+    run_client -p "$PORT" <"$in" >"$in.out" || true
+    require_server_alive
+    cmp -s "$in" "$in.out" ||
+        fail "sent $(stat -c %s "$in") bytes, got $(stat -c %s "$in.out") back; first difference: $(cmp "$in" "$in.out" 2>&1 | head -n 1)"
+    stop_within 10 TERM
+    local sw ei
+    sw=$(faults_count short_writes)
+    ei=$(faults_count eintr)
+    [ "$sw" -gt 0 ] && [ "$ei" -gt 0 ] ||
+        fail "the faults shim should have injected short writes and EINTR: short_writes=$sw eintr=$ei"
+}
+
+@test "write-all: a client that resets mid-echo does not stop the next one being served" {
+    local in="$BATS_TEST_TMPDIR/in" i
+    payload "$in" 300000
+    server_start "$SERVER_BIN" -p 0
+    for ((i = 0; i < 5; i++)); do
+        run_client -p "$PORT" --reset <"$in" >/dev/null || true
+    done
+    require_server_alive
+    CLIENT_TIMEOUT=10 run run_client -p "$PORT" after-resets
+    require_server_alive
+    assert_success
+    assert_output "after-resets"
+    stop_within 10 TERM
+}
+
+@test "write-all: SIGTERM while blocked writing to a client that never reads exits 0 within 5 s" {
+    local fd writer
+    server_start "$SERVER_BIN" -p 0
+    exec {fd}<>"/dev/tcp/127.0.0.1/$PORT"
+    # We send and never read: the server's echo fills our receive buffer and
+    # its send buffer, and its write() sleeps.
+    head -c $((32 * 1024 * 1024)) /dev/zero >&"$fd" 2>/dev/null 3>&- &
+    writer=$!
+    wait_blocked_in write
+    stop_within 5 TERM
+    kill "$writer" 2>/dev/null || true
+    wait "$writer" 2>/dev/null || true
+    exec {fd}>&-
+}
