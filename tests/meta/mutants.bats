@@ -1,0 +1,76 @@
+# Mutants: each patch in mutants/ plants a classic bug (a lost short write,
+# EINTR treated as an error, a busy loop...) in a scratch copy of the course.
+# The tests named on its "killed-by:" line must then fail; a mutant that
+# survives means those tests would not notice the bug in a learner's code.
+#
+# Patch format: line 1 "mutant: what the bug is", line 2 "killed-by: FILE..."
+# (test files, relative to the repository), then a unified diff (patch -p1).
+load ../helpers/common
+
+setup_file() {
+    BASE="$BATS_FILE_TMPDIR/base"
+    mkdir -p "$BASE"
+    tar -C "$TOP" --exclude=./build --exclude=./.progress --exclude=./.git -cf - . |
+        tar -C "$BASE" -xf -
+    export BASE
+}
+
+# One mutant: copy, patch, build the folders the patch touches, run its tests.
+# Prints "killed" or "SURVIVED", with what killed it.
+run_mutant() {
+    local patch="$1" name scratch tests dirs d
+    name="$(basename "$patch" .patch)"
+    scratch="$BATS_TEST_TMPDIR/$name"
+    cp -a "$BASE" "$scratch"
+    patch -s -p1 -d "$scratch" <"$patch" || { echo "$name: the patch does not apply"; return 1; }
+    tests="$(sed -n '2s/^killed-by: //p' "$patch")"
+    [ -n "$tests" ] || { echo "$name: no killed-by: line"; return 1; }
+    # build the patched folders (and common/, which the tests' tools need)
+    dirs="common"
+    for d in $(sed -n 's|^+++ b/\(.*\)/[^/]*$|\1|p' "$patch"); do
+        case "$d" in common*) ;; *) dirs="$dirs $d" ;; esac
+    done
+    for d in $dirs; do
+        env -u BUILD -u MAKEFLAGS -u MAKELEVEL make -s -C "$scratch/$d" QUIET_WHERE=1 >"$scratch/build.log" 2>&1 ||
+            { echo "$name: killed by the compiler (make -C $d)"; return 0; }
+    done
+    # and every chapter the tests belong to, so their programs are the mutant's
+    for d in $tests; do
+        d="$(basename "$(dirname "$d")")"
+        [ -d "$scratch/chapters/$d" ] && env -u BUILD -u MAKEFLAGS -u MAKELEVEL make -s -C "$scratch/chapters/$d" QUIET_WHERE=1 >>"$scratch/build.log" 2>&1
+    done
+    local t
+    for t in $tests; do
+        if ! BUILD="$scratch/build" IMPL=solutions timeout 600 bats --tap "$scratch/$t" >"$scratch/tests.log" 2>&1; then
+            local which
+            which="$(grep -m1 '^not ok' "$scratch/tests.log" | sed 's/^not ok [0-9]* //')"
+            echo "$name: killed by $t: $which"
+            return 0
+        fi
+    done
+    echo "$name: SURVIVED $tests"
+    return 1
+}
+
+@test "every mutant in tests/meta/mutants/ is caught by the tests it names" {
+    local p survivors=0 n=0
+    for p in "$BATS_TEST_DIRNAME"/mutants/*.patch; do
+        [ -f "$p" ] || continue
+        n=$((n + 1))
+        if run_mutant "$p" >"$BATS_TEST_TMPDIR/result"; then
+            echo "# $(cat "$BATS_TEST_TMPDIR/result")" >&3
+        else
+            echo "# $(cat "$BATS_TEST_TMPDIR/result")" >&3
+            cat "$BATS_TEST_TMPDIR/result" >&2
+            survivors=$((survivors + 1))
+        fi
+    done
+    [ "$n" -gt 0 ] || skip "no mutants yet"
+    [ "$survivors" -eq 0 ] || fail "$survivors of $n mutants survived (see above)"
+}
+
+@test "the mutant runner reports a mutant that no test catches" {
+    run run_mutant "$BATS_TEST_DIRNAME/fixtures/harmless.patch.txt"
+    assert_failure
+    assert_output --partial "SURVIVED"
+}
