@@ -16,7 +16,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-volatile sig_atomic_t net_stop_requested;
+atomic_int net_stop_requested;
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "a signal handler may only touch lock-free atomics");
 /* Read by the signal handler: volatile sig_atomic_t, so the handler sees
  * every store in program order. */
 static volatile sig_atomic_t net__stop_wfd = -1;

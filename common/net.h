@@ -15,6 +15,7 @@
 #define COURSE_NET_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -80,8 +81,12 @@ ssize_t net_read_exact(int fd, void *data, size_t len);
  * net_on_shutdown_signals() installs a handler for SIGINT and SIGTERM that sets
  * net_stop_requested, WITHOUT SA_RESTART, so a blocking accept()/read() returns
  * -1/EINTR and the program can look at the flag. It also ignores SIGPIPE, so a
- * write to a reset connection fails with EPIPE instead of killing the server. */
-extern volatile sig_atomic_t net_stop_requested;
+ * write to a reset connection fails with EPIPE instead of killing the server.
+ *
+ * The flag is a lock-free atomic rather than the classic volatile sig_atomic_t:
+ * both are safe to set in a handler, but only the atomic is also safe to read
+ * from other threads (volatile gives no ordering between threads). */
+extern atomic_int net_stop_requested;
 void net_on_shutdown_signals(void);
 
 /* A self-pipe: after net_stop_pipe(), the returned fd becomes readable when

@@ -31,6 +31,10 @@ CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes
 ifneq ($(strip $(SAN)),)
 CFLAGS_BASE += -fsanitize=$(SAN) -fno-omit-frame-pointer
 LDFLAGS_BASE += -fsanitize=$(SAN)
+# UBSan only prints by default; a test must fail on undefined behaviour.
+ifneq ($(filter undefined,$(subst $(comma), ,$(SAN))),)
+CFLAGS_BASE += -fno-sanitize-recover=all
+endif
 endif
 ifeq ($(WERROR),1)
 CFLAGS_BASE += -Werror

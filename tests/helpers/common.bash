@@ -167,6 +167,19 @@ run_client() {
     timeout "${CLIENT_TIMEOUT:-30}" "$(tool_bin echo-client)" "$@"
 }
 
+# PATH without bats' own libexec folder, which bats puts first while it runs.
+# A test that runs make (and through it bats again) needs the real bats
+# first in PATH: the libexec one relies on a shell function that /bin/sh
+# (make's shell) does not pass on.
+course_clean_path() {
+    local out="" d
+    local IFS=:
+    for d in $PATH; do
+        case "$d" in */bats-core* | */libexec/bats*) ;; *) out="${out:+$out:}$d" ;; esac
+    done
+    echo "$out"
+}
+
 course_teardown() {
     local pid
     for pid in "${_course_pids[@]}"; do

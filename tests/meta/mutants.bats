@@ -8,6 +8,9 @@
 load ../helpers/common
 
 setup_file() {
+    # Mutants are about the tests, not the build: the normal build is enough,
+    # and a sanitizer run would only repeat them more slowly.
+    [ -z "${SAN:-}" ] || skip "mutants run in the normal build only (SAN=$SAN here)"
     BASE="$BATS_FILE_TMPDIR/base"
     mkdir -p "$BASE"
     tar -C "$TOP" --exclude=./build --exclude=./.progress --exclude=./.git -cf - . |
@@ -31,13 +34,13 @@ run_mutant() {
         case "$d" in common*) ;; *) dirs="$dirs $d" ;; esac
     done
     for d in $dirs; do
-        env -u BUILD -u MAKEFLAGS -u MAKELEVEL make -s -C "$scratch/$d" QUIET_WHERE=1 >"$scratch/build.log" 2>&1 ||
+        env -u BUILD -u SAN -u MAKEFLAGS -u MAKELEVEL make -s -C "$scratch/$d" QUIET_WHERE=1 >"$scratch/build.log" 2>&1 ||
             { echo "$name: killed by the compiler (make -C $d)"; return 0; }
     done
     # and every chapter the tests belong to, so their programs are the mutant's
     for d in $tests; do
         d="$(basename "$(dirname "$d")")"
-        [ -d "$scratch/chapters/$d" ] && env -u BUILD -u MAKEFLAGS -u MAKELEVEL make -s -C "$scratch/chapters/$d" QUIET_WHERE=1 >>"$scratch/build.log" 2>&1
+        [ -d "$scratch/chapters/$d" ] && env -u BUILD -u SAN -u MAKEFLAGS -u MAKELEVEL make -s -C "$scratch/chapters/$d" QUIET_WHERE=1 >>"$scratch/build.log" 2>&1
     done
     local t
     for t in $tests; do

@@ -14,7 +14,7 @@ setup_file() {
 
 # make in the scratch copy, with its own build folder
 smake() {
-    env -u BUILD -u IMPL -u MAKEFLAGS -u MAKELEVEL timeout 600 make --no-print-directory -C "$SCRATCH" "$@"
+    env -u BUILD -u IMPL -u SAN -u MAKEFLAGS -u MAKELEVEL PATH="$(course_clean_path)" timeout 600 make --no-print-directory -C "$SCRATCH" "$@"
 }
 
 @test "on a fresh copy, make progress shows every exercise as not started" {

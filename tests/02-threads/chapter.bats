@@ -1,0 +1,330 @@
+#!/usr/bin/env bats
+# Chapter 02: a thread per connection (echo-threads), what it costs
+# (conn-cost), and a fixed pool of workers that starves (echo-pool).
+
+bats_require_minimum_version 1.5.0
+
+load ../helpers/common
+load ../helpers/echo_suite
+load conn
+
+threads_bin() { chapter_bin echo-threads; }
+pool_bin() { chapter_bin echo-pool; }
+
+# echo-load keeps all of its -c connections open until the whole run ends,
+# and a pool worker is busy for as long as its client stays connected: with
+# fewer workers than connections the run would starve, which is the
+# chapter's point, not a bug. The suite cases that use echo-load (-c 20 and
+# -c 10) therefore run the pool with more workers than that.
+POOL_WIDE=(-w 24)
+
+# threads_of PID: the Threads line of /proc/PID/status.
+threads_of() {
+    awk '$1 == "Threads:" { print $2 }' "/proc/$1/status"
+}
+
+# stop_with_stuck_writer SERVER [ARGS]: a client sends 8 MiB and never reads,
+# so the server echoes until our receive buffer and its send buffer are full
+# and its worker sleeps in write(). SIGTERM must still stop it, exit 0, in 5 s.
+stop_with_stuck_writer() {
+    local fd writer i q=0
+    server_start "$@" -p 0
+    payload "$BATS_TEST_TMPDIR/big" $((8 * 1024 * 1024))
+    conn_open fd
+    timeout 60 cat "$BATS_TEST_TMPDIR/big" >&"$fd" 2>/dev/null 3>&- &
+    writer=$!
+    # Bytes in the server's send queue that it cannot send: the worker is stuck.
+    for ((i = 0; i < 100; i++)); do
+        q=$(ss -Htn state established "( sport = :$PORT )" 2>/dev/null | awk '{ s += $2 } END { print s + 0 }')
+        [ "$q" -gt 0 ] && break
+        sleep 0.1
+    done
+    [ "$q" -gt 0 ] || echo "note: did not see the server's send queue fill (ss: $(command -v ss || echo missing))" >&2
+    stop_within 5
+    kill "$writer" 2>/dev/null || true
+    wait "$writer" 2>/dev/null || true
+    exec {fd}>&-
+}
+
+# --- echo-threads: the shared echo suite -----------------------------------
+
+@test "echo-threads: binary data comes back intact" {
+    SERVER_CMD=("$(threads_bin)")
+    suite_binary_data
+}
+
+@test "echo-threads: many concurrent clients all get their bytes back" {
+    SERVER_CMD=("$(threads_bin)")
+    suite_many_clients
+}
+
+@test "echo-threads: clients that reset do not take the server down" {
+    SERVER_CMD=("$(threads_bin)")
+    suite_resets
+}
+
+@test "echo-threads: a half-closed client gets every byte, then EOF" {
+    SERVER_CMD=("$(threads_bin)")
+    suite_half_close
+}
+
+@test "echo-threads: a 16 MiB payload comes back while the client reads" {
+    SERVER_CMD=("$(threads_bin)")
+    suite_large_payload
+}
+
+@test "echo-threads: SIGTERM with connected clients exits 0" {
+    SERVER_CMD=("$(threads_bin)")
+    suite_sigterm_with_clients
+}
+
+@test "echo-threads: short reads, short writes and EINTR lose no byte" {
+    SERVER_CMD=("$(threads_bin)")
+    suite_under_faults
+}
+
+# --- echo-threads: what a thread per connection buys ------------------------
+
+@test "echo-threads serves 200 simultaneous idle connections, then echoes on every one" {
+    local fds=() fd i n
+    server_start "$(threads_bin)" -p 0
+    for ((i = 0; i < 200; i++)); do
+        conn_open fd
+        fds+=("$fd")
+    done
+    # Every client idle at once, and none of them starves another.
+    for ((i = 0; i < 200; i++)); do
+        expect_echo "${fds[$i]}" "client $i"
+    done
+    n=$(threads_of "$SERVER_PID")
+    [ "$n" -ge 201 ] || fail "expected at least 201 threads (200 workers + main), got $n"
+    # The first one is still served after the last.
+    expect_echo "${fds[0]}" "client 0 again"
+    stop_within 5
+    for fd in "${fds[@]}"; do exec {fd}>&-; done
+}
+
+@test "echo-threads: a client's thread ends when it leaves" {
+    local a b before after i
+    server_start "$(threads_bin)" -p 0
+    conn_open a
+    conn_open b
+    expect_echo "$a" one
+    expect_echo "$b" two
+    before=$(threads_of "$SERVER_PID")
+    exec {a}>&-
+    exec {b}>&-
+    # Joined by the main thread as soon as it finishes: no pile of dead threads.
+    for ((i = 0; i < 100; i++)); do
+        after=$(threads_of "$SERVER_PID")
+        [ "$after" -le $((before - 2)) ] && break
+        sleep 0.1
+    done
+    [ "$after" -le $((before - 2)) ] ||
+        fail "expected the thread count to drop by 2 from $before after both clients left, got $after"
+    stop_within 5
+}
+
+@test "echo-threads: SIGTERM with idle clients exits 0 within 5 s" {
+    local fds=() fd i
+    server_start "$(threads_bin)" -p 0
+    for ((i = 0; i < 20; i++)); do
+        conn_open fd
+        fds+=("$fd")
+    done
+    expect_echo "${fds[19]}" "last"
+    stop_within 5
+    for fd in "${fds[@]}"; do exec {fd}>&-; done
+}
+
+@test "echo-threads: a client that never reads does not block shutdown" {
+    stop_with_stuck_writer "$(threads_bin)"
+}
+
+@test "echo-threads: bad -s values exit 2 with usage" {
+    local bin v
+    bin=$(threads_bin)
+    for v in 0 1 abc -5 99999999; do
+        run -2 "$bin" -p 0 -s "$v"
+        assert_output --partial "usage:"
+    done
+    run -2 "$bin" -p 0 -s
+    assert_output --partial "usage:"
+}
+
+@test "echo-threads: a stack of -s 64 KiB still echoes" {
+    server_start "$(threads_bin)" -p 0 -s 64
+    payload "$BATS_TEST_TMPDIR/p" 100000
+    suite_echo_file "$BATS_TEST_TMPDIR/p"
+    stop_within 5
+}
+
+# --- conn-cost -------------------------------------------------------------
+
+# conn_cost_row N: the table row for N connections from $output.
+conn_cost_row() {
+    awk -v n="$1" '$1 == n' <<<"$output"
+}
+
+@test "conn-cost at 200 connections: 200+ threads and some resident memory per connection" {
+    local row threads rss
+    run timeout 120 "$(chapter_bin conn-cost)" -n 200
+    assert_success
+    row=$(conn_cost_row 200)
+    [ -n "$row" ] || fail "no row for 200 connections in:
+$output"
+    threads=$(awk '{ print $2 }' <<<"$row")
+    rss=$(awk '{ print $5 }' <<<"$row")
+    [ "$threads" -ge 200 ] || fail "expected at least 200 server threads, got $threads"
+    # Order of magnitude only: more than nothing, less than a default stack.
+    awk -v r="$rss" 'BEGIN { exit !(r > 0 && r < 8192) }' ||
+        fail "expected 0 < RSS per connection < 8192 KiB, got $rss"
+    assert_output --partial "exit 0"
+}
+
+@test "conn-cost: a default stack reserves megabytes of address space, -s 64 far less" {
+    local big small
+    run timeout 120 "$(chapter_bin conn-cost)" -n 100
+    assert_success
+    big=$(conn_cost_row 100 | awk '{ print $6 }')
+    run timeout 120 "$(chapter_bin conn-cost)" -n 100 -s 64
+    assert_success
+    small=$(conn_cost_row 100 | awk '{ print $6 }')
+    awk -v b="$big" -v s="$small" 'BEGIN { exit !(b > 1024 && s < b / 4) }' ||
+        fail "expected VmSize per connection > 1024 KiB by default and under a quarter of it with -s 64; got $big and $small"
+}
+
+@test "conn-cost: more connections than the hard descriptor limit is refused with how to raise it" {
+    # ulimit -n sets the soft and the hard limit together.
+    run bash -c "ulimit -n 100 && exec '$(chapter_bin conn-cost)' -n 1000"
+    assert_failure 1
+    assert_output --partial "ulimit -Hn"
+}
+
+@test "conn-cost: bad arguments exit 2 with usage" {
+    local bin
+    bin=$(chapter_bin conn-cost)
+    run -2 "$bin" -n 0
+    assert_output --partial "usage:"
+    run -2 "$bin" -n 500,100
+    assert_output --partial "usage:"
+    run -2 "$bin" -s x
+    assert_output --partial "usage:"
+    run -2 "$bin" extra
+    assert_output --partial "usage:"
+}
+
+# --- echo-pool: the shared echo suite --------------------------------------
+
+@test "echo-pool: binary data comes back intact" {
+    SERVER_CMD=("$(pool_bin)")
+    suite_binary_data
+}
+
+@test "echo-pool: many concurrent clients all get their bytes back (-w 24)" {
+    SERVER_CMD=("$(pool_bin)" "${POOL_WIDE[@]}")
+    suite_many_clients
+}
+
+@test "echo-pool: clients that reset do not take the server down" {
+    SERVER_CMD=("$(pool_bin)")
+    suite_resets
+}
+
+@test "echo-pool: a half-closed client gets every byte, then EOF" {
+    SERVER_CMD=("$(pool_bin)")
+    suite_half_close
+}
+
+@test "echo-pool: a 16 MiB payload comes back while the client reads" {
+    SERVER_CMD=("$(pool_bin)")
+    suite_large_payload
+}
+
+@test "echo-pool: SIGTERM with connected clients exits 0" {
+    SERVER_CMD=("$(pool_bin)")
+    suite_sigterm_with_clients
+}
+
+@test "echo-pool: short reads, short writes and EINTR lose no byte (-w 24)" {
+    SERVER_CMD=("$(pool_bin)" "${POOL_WIDE[@]}")
+    suite_under_faults
+}
+
+# --- echo-pool: a fixed pool starves ---------------------------------------
+
+@test "with a pool of 2, the third client waits until one of the first two leaves" {
+    local a b c
+    server_start "$(pool_bin)" -p 0 -w 2
+    conn_open a
+    conn_open b
+    expect_echo "$a" one
+    expect_echo "$b" two
+    # The handshake completes (the kernel accepts), yet no worker reads.
+    conn_open c
+    printf 'three\n' >&"$c"
+    expect_no_echo "$c" "the third client"
+    exec {a}>&-
+    expect_line "$c" three "on the third client once the first left"
+    expect_echo "$b" "two again"
+    stop_within 5
+    exec {b}>&- {c}>&-
+}
+
+@test "echo-pool: with the queue full, later clients wait in the backlog and are served in turn" {
+    local a b c d
+    # One worker, one queue slot: a is served, b is queued, the main thread
+    # sleeps in push with c, and d waits in the kernel's accept backlog.
+    server_start "$(pool_bin)" -p 0 -w 1 -q 1
+    conn_open a
+    expect_echo "$a" a
+    conn_open b
+    conn_open c
+    conn_open d
+    printf 'b\n' >&"$b"
+    printf 'c\n' >&"$c"
+    printf 'd\n' >&"$d"
+    expect_no_echo "$d" "the fourth client"
+    exec {a}>&-
+    expect_line "$b" b "once a left"
+    exec {b}>&-
+    expect_line "$c" c "once b left"
+    exec {c}>&-
+    expect_line "$d" d "once c left"
+    stop_within 5
+    exec {d}>&-
+}
+
+@test "echo-pool: SIGTERM with busy workers, a full queue and a waiting acceptor exits 0 within 5 s" {
+    local fds=() fd i
+    server_start "$(pool_bin)" -p 0 -w 2 -q 1
+    for ((i = 0; i < 6; i++)); do
+        conn_open fd
+        fds+=("$fd")
+    done
+    expect_echo "${fds[0]}" first
+    stop_within 5
+    for fd in "${fds[@]}"; do exec {fd}>&-; done
+}
+
+@test "echo-pool: a client that never reads does not block shutdown" {
+    stop_with_stuck_writer "$(pool_bin)"
+}
+
+@test "echo-pool: SIGTERM with idle workers and no clients exits 0 within 5 s" {
+    server_start "$(pool_bin)" -p 0 -w 8
+    stop_within 5
+}
+
+@test "echo-pool: bad -w and -q values exit 2 with usage" {
+    local bin v
+    bin=$(pool_bin)
+    for v in 0 -1 abc 5000; do
+        run -2 "$bin" -p 0 -w "$v"
+        assert_output --partial "usage:"
+    done
+    run -2 "$bin" -p 0 -q 0
+    assert_output --partial "usage:"
+    run -2 "$bin" -p 0 -w
+    assert_output --partial "usage:"
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bats
+# Exercise 03-nonblocking/poll-echo: the write path of a poll() echo server.
+# Runs against $IMPL (solutions by default; `make ex` uses exercises).
+
+load ../helpers/common
+load ../helpers/echo_suite
+load nonblocking
+
+setup() {
+    SERVER_CMD=("$(impl_bin poll-echo echo-poll)")
+}
+
+@test "poll-echo: a message comes back" {
+    local out
+    server_start "${SERVER_CMD[@]}" -p 0
+    out=$(run_client -p "$PORT" -t 10 "hello, poll") ||
+        ch03_server_gone "echo-client failed (status $?)"
+    [ "$out" = "hello, poll" ] || fail "expected 'hello, poll', got '$out'"
+    suite_stop_clean
+}
+
+@test "poll-echo: 16 MiB to a slow reader arrives intact (the socket fills: short writes, EAGAIN)" {
+    local in="$BATS_TEST_TMPDIR/large"
+    server_start "${SERVER_CMD[@]}" -p 0
+    payload "$in" $((16 * 1024 * 1024))
+    # Up to 1 MiB sent per turn of the client's loop, but only 64 KiB read,
+    # after a 2 ms nap: the echo piles up, the server's socket fills, and its
+    # writes come back short or with EAGAIN (about 10 and 20 times per run
+    # here, counted with strace). The rest must wait, in order.
+    CLIENT_TIMEOUT=60 run_client -p "$PORT" --chunk 1M --read-delay 2 <"$in" >"$in.out" ||
+        ch03_server_gone "echo-client failed (status $?)"
+    cmp -s "$in" "$in.out" ||
+        fail "echoed bytes differ: sent $(stat -c %s "$in"), got $(stat -c %s "$in.out"); $(cmp "$in" "$in.out" 2>&1 | head -n 1)"
+    suite_stop_clean
+}
+
+@test "poll-echo: under injected short writes and EAGAIN every byte arrives" {
+    suite_under_faults
+    local ea
+    ea=$(faults_count eagain)
+    [ "$ea" -gt 0 ] || fail "the faults shim injected no EAGAIN (log: $(cat "$BATS_TEST_TMPDIR/faults.log" 2>/dev/null))"
+}
+
+@test "poll-echo: a half-closed client gets every byte, then EOF" {
+    suite_half_close
+}
+
+@test "poll-echo: 50 clients at once all get their bytes back" {
+    suite_many_clients
+}
+
+@test "poll-echo: an idle server with a connected client does not spin" {
+    check_idle_does_not_spin "${SERVER_CMD[@]}"
+}
+
+@test "poll-echo: a client that never reads does not grow server memory, others are served" {
+    check_never_reading_client "${SERVER_CMD[@]}"
+}
+
+@test "poll-echo: SIGTERM with clients connected exits 0" {
+    suite_sigterm_with_clients
+}
