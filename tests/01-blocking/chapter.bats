@@ -5,7 +5,6 @@
 bats_require_minimum_version 1.5.0
 load ../helpers/common
 load ../helpers/echo_suite
-load blocking_helpers
 
 setup() {
     SERVER_CMD=("$(chapter_bin echo-blocking)")

@@ -5,7 +5,6 @@
 
 bats_require_minimum_version 1.5.0
 load ../helpers/common
-load blocking_helpers
 
 setup() {
     SERVER_BIN="$(impl_bin write-all echo-write-all)"

@@ -6,7 +6,6 @@ bats_require_minimum_version 1.5.0
 
 load ../helpers/common
 load ../helpers/echo_suite
-load conn
 
 threads_bin() { chapter_bin echo-threads; }
 pool_bin() { chapter_bin echo-pool; }

@@ -4,7 +4,6 @@
 # Runs against $IMPL: solutions by default, exercises with `make ex`.
 
 load ../helpers/common
-load conn
 
 pool_bin() { impl_bin worker-pool echo-pool; }
 

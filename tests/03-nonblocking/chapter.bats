@@ -3,7 +3,6 @@
 
 load ../helpers/common
 load ../helpers/echo_suite
-load nonblocking
 
 # ---- nonblock-demo ---------------------------------------------------------
 
@@ -105,31 +104,50 @@ load nonblocking
 # ---- one thread, many clients ----------------------------------------------
 
 @test "echo-select: client B is served while client A is connected and idle" {
-    check_serves_while_another_is_idle "$(chapter_bin echo-select)"
+    SERVER_CMD=("$(chapter_bin echo-select)")
+    suite_serves_while_idle
 }
 @test "echo-poll: client B is served while client A is connected and idle" {
-    check_serves_while_another_is_idle "$(chapter_bin echo-poll)"
+    SERVER_CMD=("$(chapter_bin echo-poll)")
+    suite_serves_while_idle
 }
 
 @test "echo-select: a client that never reads does not grow server memory, others are served" {
-    check_never_reading_client "$(chapter_bin echo-select)"
+    SERVER_CMD=("$(chapter_bin echo-select)")
+    suite_never_reading_client
 }
 @test "echo-poll: a client that never reads does not grow server memory, others are served" {
-    check_never_reading_client "$(chapter_bin echo-poll)"
+    SERVER_CMD=("$(chapter_bin echo-poll)")
+    suite_never_reading_client
 }
 
 @test "echo-select: an idle server with a connected client does not spin" {
-    check_idle_does_not_spin "$(chapter_bin echo-select)"
+    SERVER_CMD=("$(chapter_bin echo-select)")
+    suite_idle_no_spin
 }
 @test "echo-poll: an idle server with a connected client does not spin" {
-    check_idle_does_not_spin "$(chapter_bin echo-poll)"
+    SERVER_CMD=("$(chapter_bin echo-poll)")
+    suite_idle_no_spin
 }
 
 @test "echo-select: running out of fds (EMFILE) is logged, and waiting clients are served later" {
-    check_survives_emfile "$(chapter_bin echo-select)"
+    SERVER_CMD=("$(chapter_bin echo-select)")
+    suite_emfile_recovers
 }
 @test "echo-poll: running out of fds (EMFILE) is logged, and waiting clients are served later" {
-    check_survives_emfile "$(chapter_bin echo-poll)"
+    SERVER_CMD=("$(chapter_bin echo-poll)")
+    suite_emfile_recovers
+}
+
+# ---- which system calls, and none while idle ---------------------------------
+
+@test "echo-poll: strace shows poll() in use and no system calls while idle" {
+    SERVER_CMD=("$(chapter_bin echo-poll)")
+    suite_syscalls_idle poll
+}
+@test "echo-select: strace shows select() in use and no system calls while idle" {
+    SERVER_CMD=("$(chapter_bin echo-select)")
+    suite_syscalls_idle '(select|pselect6)'
 }
 
 # ---- select() and FD_SETSIZE -----------------------------------------------
@@ -151,13 +169,13 @@ load nonblocking
     [ "$refused" -eq 1 ] || fail "no client was refused: expected an fd >= 1024 within 8 clients"
     [ ${#served[@]} -gt 0 ] || fail "no client was served before the refusal"
     grep -q 'FD_SETSIZE' "$SERVER_ERR" || fail "expected a log line naming FD_SETSIZE, got: $(cat "$SERVER_ERR")"
-    ch03_server_exited && ch03_server_gone "the server died after refusing fd >= FD_SETSIZE"
+    server_exited && server_gone "the server died after refusing fd >= FD_SETSIZE"
     # the clients served before go on, and a freed low fd is used again
-    for fd in "${served[@]}"; do ch03_line "$fd" "still here"; done
+    for fd in "${served[@]}"; do expect_echo "$fd" "still here"; done
     fd=${served[0]}
     exec {fd}>&-
     exec {fd}<>"/dev/tcp/127.0.0.1/$PORT"
-    ch03_line "$fd" "a new client on a freed fd"
+    expect_echo "$fd" "a new client on a freed fd"
     suite_stop_clean
 }
 

@@ -4,7 +4,6 @@
 
 load ../helpers/common
 load ../helpers/echo_suite
-load nonblocking
 
 setup() {
     SERVER_CMD=("$(impl_bin poll-echo echo-poll)")
@@ -14,7 +13,7 @@ setup() {
     local out
     server_start "${SERVER_CMD[@]}" -p 0
     out=$(run_client -p "$PORT" -t 10 "hello, poll") ||
-        ch03_server_gone "echo-client failed (status $?)"
+        server_gone "echo-client failed (status $?)"
     [ "$out" = "hello, poll" ] || fail "expected 'hello, poll', got '$out'"
     suite_stop_clean
 }
@@ -28,7 +27,7 @@ setup() {
     # writes come back short or with EAGAIN (about 10 and 20 times per run
     # here, counted with strace). The rest must wait, in order.
     CLIENT_TIMEOUT=60 run_client -p "$PORT" --chunk 1M --read-delay 2 <"$in" >"$in.out" ||
-        ch03_server_gone "echo-client failed (status $?)"
+        server_gone "echo-client failed (status $?)"
     cmp -s "$in" "$in.out" ||
         fail "echoed bytes differ: sent $(stat -c %s "$in"), got $(stat -c %s "$in.out"); $(cmp "$in" "$in.out" 2>&1 | head -n 1)"
     suite_stop_clean
@@ -50,11 +49,11 @@ setup() {
 }
 
 @test "poll-echo: an idle server with a connected client does not spin" {
-    check_idle_does_not_spin "${SERVER_CMD[@]}"
+    suite_idle_no_spin
 }
 
 @test "poll-echo: a client that never reads does not grow server memory, others are served" {
-    check_never_reading_client "${SERVER_CMD[@]}"
+    suite_never_reading_client
 }
 
 @test "poll-echo: SIGTERM with clients connected exits 0" {

@@ -13,6 +13,20 @@
 #   payload FILE BYTES        random binary payload that certainly contains NUL bytes
 #   faults_env ...            env(1) arguments that preload the faults shim
 #
+# and, for tests that hold raw connections (bash's /dev/tcp) or look at the
+# server process itself:
+#
+#   conn_open VAR             connect to $PORT, put the new fd in VAR
+#   expect_echo FD LINE       send LINE, require it back within 10 s
+#   expect_line FD LINE [WHEN]  a LINE sent earlier comes back within 10 s
+#   expect_no_echo FD WHAT    nothing comes back on FD for a second
+#   server_exited [TRIES]     has the server exited (zombies included)?
+#   require_server_alive      fail with its status and stderr if it exited
+#   server_gone MSG           fail with MSG, or with why the server died
+#   stop_within SECONDS [SIG] signal it, require exit 0 within SECONDS
+#   wait_blocked_in CALL      wait until the server sleeps inside CALL
+#   cpu_ticks PID, rss_kb PID, written_bytes PID   from /proc
+#
 # Every process started with server_start is killed and reaped in teardown,
 # even when a test fails half-way. Tests that define their own teardown()
 # must call course_teardown from it.
@@ -165,6 +179,146 @@ course_note_exit() {
 # run_client ARGS...: echo-client with a timeout (30 s unless CLIENT_TIMEOUT).
 run_client() {
     timeout "${CLIENT_TIMEOUT:-30}" "$(tool_bin echo-client)" "$@"
+}
+
+# ---- the server process, seen from /proc -------------------------------------
+
+# cpu_ticks PID: user + system CPU time used so far, in clock ticks.
+cpu_ticks() {
+    local stat
+    stat=$(cat "/proc/$1/stat") || return 1
+    # the command name is in parentheses and may hold spaces: skip past it
+    set -- ${stat##*) }
+    echo $((${12} + ${13}))
+}
+
+# rss_kb PID: resident memory in KiB.
+rss_kb() {
+    awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"
+}
+
+# written_bytes PID: bytes the process has written so far (write(2) and friends).
+written_bytes() {
+    awk '/^wchar:/ { print $2 }' "/proc/$1/io"
+}
+
+# server_exited [TRIES]: has the server exited, or is it a zombie not yet
+# reaped (kill -0 still succeeds on one)? Looks TRIES times, 50 ms apart.
+server_exited() {
+    local i state
+    for ((i = 0; i < ${1:-1}; i++)); do
+        ((i == 0)) || sleep 0.05
+        state=$(cat "/proc/$SERVER_PID/stat" 2>/dev/null) || return 0
+        state=${state##*) }
+        [ "${state%% *}" = Z ] && return 0
+    done
+    return 1
+}
+
+# server_gone MSG: a client failed; if the server died, say so (with its
+# status and stderr: an exercise's TODO shows there), else fail with MSG.
+server_gone() {
+    if server_exited 20; then
+        SERVER_STATUS=0
+        wait "$SERVER_PID" || SERVER_STATUS=$?
+        course_note_exit "$SERVER_STATUS" server
+        fail "$1: the server exited with status $SERVER_STATUS
+--- stderr ---
+$(cat "$SERVER_ERR")"
+    fi
+    fail "$1"
+}
+
+# require_server_alive: the server started last is still running.
+require_server_alive() {
+    server_exited || return 0
+    server_gone "the server is not running"
+}
+
+# stop_within SECONDS [SIGNAL]: send SIGNAL (TERM), require exit 0 within SECONDS.
+stop_within() {
+    local limit="$1" sig="${2:-TERM}" t0 ms
+    t0=$(date +%s%N)
+    server_stop "$sig"
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    [ "$SERVER_STATUS" -eq 0 ] ||
+        fail "expected exit status 0 after SIG$sig, got $SERVER_STATUS
+--- stderr ---
+$(cat "$SERVER_ERR")"
+    [ "$ms" -le $((limit * 1000)) ] || fail "expected an exit within $limit s of SIG$sig, took $ms ms"
+}
+
+# syscall_numbers CALL: the numbers /proc/PID/syscall shows for CALL on this
+# machine, as a regex; empty when this architecture is not listed.
+syscall_numbers() {
+    case "$(uname -m):$1" in
+    x86_64:read) echo 0 ;;
+    x86_64:write) echo 1 ;;
+    x86_64:accept) echo '43|288' ;;
+    x86_64:epoll_wait) echo '232|281|441' ;;
+    x86_64:io_uring_enter) echo 426 ;;
+    aarch64:read) echo 63 ;;
+    aarch64:write) echo 64 ;;
+    aarch64:accept) echo '202|242' ;;
+    aarch64:epoll_wait) echo '22|441' ;;
+    aarch64:io_uring_enter) echo 426 ;;
+    esac
+}
+
+# wait_blocked_in CALL: wait up to 10 s until the server's main thread is
+# asleep inside the system call CALL, so a signal sent next finds it there.
+# Where /proc/PID/syscall cannot say (another architecture), wait 1 s.
+wait_blocked_in() {
+    local nr i now=""
+    require_server_alive
+    nr="$(syscall_numbers "$1")"
+    if [ -z "$nr" ] || [ ! -r "/proc/$SERVER_PID/syscall" ]; then
+        sleep 1
+        return 0
+    fi
+    for ((i = 0; i < 200; i++)); do
+        require_server_alive
+        now="$(cut -d' ' -f1 "/proc/$SERVER_PID/syscall" 2>/dev/null)"
+        if [[ "$now" =~ ^($nr)$ ]] && grep -q '^State:.*(sleeping)' "/proc/$SERVER_PID/status"; then
+            return 0
+        fi
+        sleep 0.05
+    done
+    fail "the server was not blocked in $1() within 10 s (last system call: $now)"
+}
+
+# ---- raw connections (bash's /dev/tcp), to hold clients open in any order -----
+
+# conn_open VAR: connect to $PORT; store the new descriptor in VAR.
+conn_open() {
+    local _conn_fd
+    exec {_conn_fd}<>"/dev/tcp/127.0.0.1/$PORT" || fail "could not connect to port $PORT"
+    printf -v "$1" '%s' "$_conn_fd"
+}
+
+# expect_echo FD LINE: send one line, require the same line back within 10 s.
+expect_echo() {
+    local line=""
+    # in a subshell: a write to a reset socket raises SIGPIPE, which would
+    # kill the test itself
+    (printf '%s\n' "$2" >&"$1") 2>/dev/null
+    read -r -t 10 line <&"$1" || true
+    [ "$line" = "$2" ] || server_gone "expected the echo '$2' within 10 s, got '$line'"
+}
+
+# expect_line FD LINE [WHEN]: the LINE, sent earlier, comes back within 10 s.
+expect_line() {
+    local line=""
+    read -r -t 10 line <&"$1" || true
+    [ "$line" = "$2" ] || server_gone "expected the echo '$2' ${3:+$3 }within 10 s, got '$line'"
+}
+
+# expect_no_echo FD WHAT: nothing comes back on FD for a second.
+expect_no_echo() {
+    local line=""
+    if read -r -t 1 line <&"$1"; then
+        fail "$2 got an echo ('$line') when none was expected yet"
+    fi
 }
 
 # PATH without bats' own libexec folder, which bats puts first while it runs.

@@ -130,3 +130,183 @@ suite_under_faults() {
     local sw; sw=$(faults_count short_writes)
     [ "$sw" -gt 0 ] || fail "the faults shim injected no short writes (log: $(cat "$BATS_TEST_TMPDIR/faults.log" 2>/dev/null))"
 }
+
+# ---- event-loop servers (one thread serving many clients) ---------------------
+
+# One client connected and idle does not stop another from being served:
+# the loop waits on every socket at once, not on one of them.
+suite_serves_while_idle() {
+    local a out
+    suite_start
+    conn_open a
+    out=$(run_client -p "$PORT" -t 5 "hello from B") ||
+        server_gone "client B was not served while client A sat idle (echo-client status $?)"
+    [ "$out" = "hello from B" ] || fail "expected 'hello from B', got '$out'"
+    expect_echo "$a" "A is still served"
+    exec {a}>&-
+    suite_stop_clean
+}
+
+# A client that sends 64 MiB and reads nothing: the server must stop reading
+# from it (backpressure) instead of buffering everything, and keep serving
+# the others. SUITE_RSS_BOUND_KB (default 32 MiB) is the growth allowed.
+suite_never_reading_client() {
+    local bound_kb=${SUITE_RSS_BOUND_KB:-$((32 * 1024))} rss0 rss1 h wpid last=-1 now i out
+    suite_start
+    rss0=$(rss_kb "$SERVER_PID")
+    conn_open h
+    head -c $((64 << 20)) /dev/zero >&"$h" 3>&- &
+    wpid=$!
+    _course_pids+=("$wpid")
+    # wait until the writer is stuck: its byte count stops moving for 0.5 s
+    for ((i = 0; i < 40; i++)); do
+        sleep 0.5
+        kill -0 "$wpid" 2>/dev/null || break
+        now=$(written_bytes "$wpid") || break
+        [ "$now" = "$last" ] && break
+        last=$now
+    done
+    server_exited && server_gone "the server died while a client sent and did not read"
+    kill -0 "$wpid" 2>/dev/null ||
+        fail "the client sent all 64 MiB without reading anything: the server kept reading (no backpressure)"
+    rss1=$(rss_kb "$SERVER_PID")
+    echo "# the writer is stuck after $last bytes; server VmRSS ${rss0} kB -> ${rss1} kB" >&3
+    [ $((rss1 - rss0)) -lt "$bound_kb" ] ||
+        fail "server memory grew by $((rss1 - rss0)) kB (bound: $bound_kb kB) for a client that never reads"
+    out=$(run_client -p "$PORT" -t 5 "still served") ||
+        server_gone "another client was not served while one never read (echo-client status $?)"
+    [ "$out" = "still served" ] || fail "expected 'still served', got '$out'"
+    kill "$wpid" 2>/dev/null
+    wait "$wpid" 2>/dev/null || true
+    exec {h}>&-
+    suite_stop_clean
+}
+
+# cpu_ticks_over SECONDS: CPU ticks the server uses in the next SECONDS.
+cpu_ticks_over() {
+    local t0
+    t0=$(cpu_ticks "$SERVER_PID")
+    sleep "$1"
+    echo $(($(cpu_ticks "$SERVER_PID") - t0))
+}
+
+# After an echo, with the client still connected and idle, the server must
+# sleep in its wait call. One that leaves write interest armed with nothing
+# to write is woken at once, forever: 100% of a CPU.
+suite_idle_no_spin() {
+    local a hz ticks
+    suite_start
+    conn_open a
+    expect_echo "$a" ping
+    hz=$(getconf CLK_TCK)
+    ticks=$(cpu_ticks_over 2)
+    # a spinning server uses about 2 * hz ticks here; allow a quarter of that
+    [ $((ticks * 4)) -lt $((2 * hz)) ] ||
+        fail "the idle server used $ticks CPU ticks ($hz per second) in 2 s: it is spinning (write interest left armed with nothing to write?)"
+    expect_echo "$a" "still answers"
+    exec {a}>&-
+    suite_stop_clean
+}
+
+# With `ulimit -n 12`, accept() fails with EMFILE after a few clients. The
+# server logs it and keeps going; closing a client frees an fd and the
+# waiting ones are served. (It may spin meanwhile: see suite_fd_limit_no_spin.)
+suite_emfile_recovers() {
+    local fds=() served=() waiting=() i fd line
+    server_start bash -c 'ulimit -n 12 && exec "$@"' _ "${SERVER_CMD[@]}" -p 0
+    for ((i = 0; i < 10; i++)); do
+        conn_open fd
+        fds+=("$fd")
+        (printf 'client %d\n' "$i" >&"$fd") 2>/dev/null
+    done
+    sleep 0.5
+    for ((i = 0; i < 10; i++)); do
+        line=""
+        read -r -t 0.3 line <&"${fds[$i]}" || true
+        if [ "$line" = "client $i" ]; then served+=("$i"); else waiting+=("$i"); fi
+    done
+    server_exited && server_gone "the server died when it ran out of fds"
+    [ ${#served[@]} -gt 0 ] || fail "no client was served under ulimit -n 12"
+    [ ${#waiting[@]} -gt 0 ] || fail "all 10 clients were served under ulimit -n 12: expected EMFILE"
+    grep -q 'Too many open files' "$SERVER_ERR" ||
+        fail "expected 'accept(...): Too many open files' on stderr, got: $(cat "$SERVER_ERR")"
+    for i in "${served[@]}"; do
+        fd=${fds[$i]}
+        exec {fd}>&-
+    done
+    for i in "${waiting[@]}"; do
+        expect_line "${fds[$i]}" "client $i" "after fds were freed"
+        fd=${fds[$i]}
+        exec {fd}>&-
+    done
+    suite_stop_clean
+}
+
+# Under `ulimit -n 64`, 100 clients connect and stay: accept() hits EMFILE
+# while connections wait in the backlog. A level-triggered loop that just
+# logs and returns is woken again at once, forever; the server must neither
+# die nor spin (CPU over 2 s stays small), and once clients leave it serves
+# the waiting ones and new ones.
+suite_fd_limit_no_spin() {
+    local fds=() i fd hz ticks
+    server_start bash -c 'ulimit -n 64 && exec "$@"' _ "${SERVER_CMD[@]}" -p 0
+    for ((i = 0; i < 100; i++)); do
+        exec {fd}<>"/dev/tcp/127.0.0.1/$PORT" || fail "connect $i failed: the backlog is full?"
+        fds+=("$fd")
+    done
+    sleep 0.5
+    server_exited && server_gone "the server died when it ran out of fds"
+    hz=$(getconf CLK_TCK)
+    ticks=$(cpu_ticks_over 2)
+    echo "# with 100 clients and 64 fds the server used $ticks CPU ticks ($hz per second) in 2 s" >&3
+    [ $((ticks * 4)) -lt $((2 * hz)) ] ||
+        fail "the server used $ticks CPU ticks ($hz per second) in 2 s while out of fds: it spins on accept()"
+    for fd in "${fds[@]}"; do exec {fd}>&-; done
+    # the server frees the fds of clients that left, then serves new ones
+    local out=""
+    for ((i = 0; i < 50; i++)); do
+        out=$(run_client -p "$PORT" -t 2 "served again" 2>/dev/null) && break
+        sleep 0.2
+    done
+    [ "$out" = "served again" ] || server_gone "no client was served after the others left (got '$out')"
+    suite_stop_clean
+}
+
+# require_strace: skip, with the reason, where strace cannot run.
+require_strace() {
+    command -v strace >/dev/null || skip "strace is not installed (make deps)"
+    strace -f -o /dev/null true 2>/dev/null || skip "strace cannot trace here (ptrace forbidden)"
+}
+
+# suite_syscalls_idle WAIT_CALL: under strace, an echo session then 2 s idle
+# with a client connected. WAIT_CALL (epoll_wait, poll, io_uring_enter...)
+# must be in use, and the idle period must add almost no system calls (a
+# busy loop makes thousands). Leaves the summary in $BATS_TEST_TMPDIR/strace.
+suite_syscalls_idle() {
+    local want="$1" trace="$BATS_TEST_TMPDIR/strace" a before after
+    require_strace
+    server_start strace -f -qq -o "$trace.log" "${SERVER_CMD[@]}" -p 0
+    conn_open a
+    expect_echo "$a" ping
+    sleep 0.5
+    before=$(wc -l <"$trace.log")
+    sleep 2
+    after=$(wc -l <"$trace.log")
+    expect_echo "$a" pong
+    exec {a}>&-
+    # strace does not pass SIGTERM on to the program it runs: signal the
+    # program itself; strace then exits with the program's exit status.
+    local child
+    child=$(pgrep -P "$SERVER_PID" | head -n 1)
+    [ -n "$child" ] || fail "no traced server process under strace (pid $SERVER_PID)"
+    kill -TERM "$child"
+    server_stop 0
+    [ "$SERVER_STATUS" -eq 0 ] || fail "expected exit status 0 after SIGTERM, got $SERVER_STATUS
+--- stderr ---
+$(cat "$SERVER_ERR")"
+    grep -Eq "^([0-9]+ +)?$want\(" "$trace.log" ||
+        fail "expected $want() in the server's system calls; saw: $(sed -E 's/^([0-9]+ +)?([a-z_0-9]+)\(.*/\2/' "$trace.log" | sort | uniq -c | sort -rn | head -n 8 | tr '\n' ' ')"
+    echo "# idle for 2 s with a client connected: $((after - before)) system calls" >&3
+    [ $((after - before)) -lt 50 ] ||
+        fail "$((after - before)) system calls in 2 s of idleness: a busy loop"
+}
