@@ -7,10 +7,14 @@
 # (test files, relative to the repository), then a unified diff (patch -p1).
 load ../helpers/common
 
-setup_file() {
-    # Mutants are about the tests, not the build: the normal build is enough,
-    # and a sanitizer run would only repeat them more slowly.
+# Mutants are about the tests, not the build: the normal build is enough, and
+# a sanitizer run would only repeat them more slowly.
+setup() {
     [ -z "${SAN:-}" ] || skip "mutants run in the normal build only (SAN=$SAN here)"
+}
+
+setup_file() {
+    [ -z "${SAN:-}" ] || return 0
     BASE="$BATS_FILE_TMPDIR/base"
     mkdir -p "$BASE"
     tar -C "$TOP" --exclude=./build --exclude=./.progress --exclude=./.git -cf - . |
