@@ -285,7 +285,8 @@ require_strace() {
 suite_syscalls_idle() {
     local want="$1" trace="$BATS_TEST_TMPDIR/strace" a before after
     require_strace
-    server_start strace -f -qq -o "$trace.log" "${SERVER_CMD[@]}" -p 0
+    # LeakSanitizer cannot work under ptrace: no leak check in a sanitizer build here
+    ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" server_start strace -f -qq -o "$trace.log" "${SERVER_CMD[@]}" -p 0
     conn_open a
     expect_echo "$a" ping
     sleep 0.5
@@ -309,4 +310,76 @@ $(cat "$SERVER_ERR")"
     echo "# idle for 2 s with a client connected: $((after - before)) system calls" >&3
     [ $((after - before)) -lt 50 ] ||
         fail "$((after - before)) system calls in 2 s of idleness: a busy loop"
+}
+
+# A burst that fills the socket forces the server to keep output pending and
+# ask for writability (EPOLLOUT, POLLOUT...). Once the client has read it all
+# and the pending output is gone, that interest must be dropped: a server
+# that leaves it armed is woken at once, forever, while idle. (An idle check
+# after a short echo cannot see this: a short echo never needs EPOLLOUT.)
+suite_idle_after_burst_no_spin() {
+    local a wpid got hz ticks n=$((16 << 20))
+    suite_start
+    conn_open a
+    # 16 MiB sent, nothing read for a second: the echo fills our receive
+    # buffer and the server's send buffer (about 4 MB here), the server's
+    # writes come back short or EAGAIN, and its backpressure stops the sender.
+    head -c "$n" /dev/zero >&"$a" 3>&- &
+    wpid=$!
+    _course_pids+=("$wpid")
+    sleep 1
+    server_exited && server_gone "the server died while a client sent 16 MiB without reading"
+    got=$(timeout 60 head -c "$n" <&"$a" | wc -c)
+    wait "$wpid" || true
+    [ "$got" -eq "$n" ] || server_gone "expected $n bytes echoed, got $got"
+    hz=$(getconf CLK_TCK)
+    ticks=$(cpu_ticks_over 2)
+    echo "# after draining a 16 MiB burst, idle for 2 s: $ticks CPU ticks ($hz per second)" >&3
+    [ $((ticks * 4)) -lt $((2 * hz)) ] ||
+        fail "the idle server used $ticks CPU ticks ($hz per second) in 2 s after its pending output drained: write interest left armed?"
+    expect_echo "$a" "still answers"
+    exec {a}>&-
+    suite_stop_clean
+}
+
+# calls_of TRACE NAME...: total calls of the system calls NAME... in an
+# `strace -c` summary (columns: % time, seconds, usecs/call, calls, [errors,] syscall).
+calls_of() {
+    local trace="$1"
+    shift
+    awk -v names=" $* " 'index(names, " " $NF " ") && $4 ~ /^[0-9]+$/ { n += $4 } END { print n + 0 }' "$trace"
+}
+
+# suite_syscalls_per_message WAIT_CALL: under `strace -f -c`, 10 connections
+# echo 500 messages of 128 bytes each. WAIT_CALL must be what the loop waits
+# in, no poll()/select() may appear at all (unless that is WAIT_CALL), and
+# each message may cost at most 3 reads and writes together (one of each is
+# the ideal; recv/send and friends count too).
+suite_syscalls_per_message() {
+    local want="$1" trace="$BATS_TEST_TMPDIR/strace-c" msgs=5000 child waits polls rw
+    require_strace
+    # LeakSanitizer cannot work under ptrace: no leak check in a sanitizer build here
+    ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" server_start strace -f -c -o "$trace" "${SERVER_CMD[@]}" -p 0
+    run timeout 120 "$(tool_bin echo-load)" -p "$PORT" -c 10 -n 500 -l 128
+    assert_success
+    assert_output --partial "errors 0"
+    child=$(pgrep -P "$SERVER_PID" | head -n 1)
+    [ -n "$child" ] || fail "no traced server process under strace (pid $SERVER_PID)"
+    kill -TERM "$child"
+    server_stop 0
+    [ "$SERVER_STATUS" -eq 0 ] || fail "expected exit status 0 after SIGTERM, got $SERVER_STATUS
+--- stderr ---
+$(cat "$SERVER_ERR")"
+    waits=$(calls_of "$trace" "$want")
+    case "$want" in
+    poll | ppoll | select | pselect6) polls=0 ;;
+    *) polls=$(calls_of "$trace" poll ppoll select pselect6) ;;
+    esac
+    rw=$(calls_of "$trace" read write recvfrom sendto recvmsg sendmsg readv writev)
+    echo "# $msgs messages: $waits $want, $rw read+write, $polls poll/select calls" >&3
+    [ "$waits" -gt 0 ] || fail "no $want() calls in the summary: $(cat "$trace")"
+    [ "$polls" -eq 0 ] || fail "$polls poll()/select() calls: expected none ($(cat "$trace"))"
+    [ "$rw" -le $((3 * msgs)) ] ||
+        fail "$rw reads and writes for $msgs messages: more than 3 per message"
+    [ "$waits" -le "$msgs" ] || fail "$waits $want() calls for $msgs messages: more than one per message"
 }

@@ -1,0 +1,92 @@
+#!/usr/bin/env bats
+# Exercise 04-epoll/epollout: the EPOLLOUT path of a level-triggered epoll echo server.
+# Runs against $IMPL (solutions by default; `make ex` uses exercises).
+
+load ../helpers/common
+load ../helpers/echo_suite
+
+setup() {
+    SERVER_CMD=("$(impl_bin epollout echo-epoll-lt)")
+}
+
+@test "epollout: a message comes back" {
+    local out
+    server_start "${SERVER_CMD[@]}" -p 0
+    out=$(run_client -p "$PORT" -t 10 "hello, epoll") ||
+        server_gone "echo-client failed (status $?)"
+    [ "$out" = "hello, epoll" ] || fail "expected 'hello, epoll', got '$out'"
+    suite_stop_clean
+}
+
+@test "epollout: 16 MiB to a slow reader arrives intact (the socket fills: short writes, EAGAIN, EPOLLOUT)" {
+    local in="$BATS_TEST_TMPDIR/large"
+    server_start "${SERVER_CMD[@]}" -p 0
+    payload "$in" $((16 * 1024 * 1024))
+    # Up to 1 MiB written per turn of the client's loop, but only 64 KiB read
+    # after a 2 ms nap: the echo piles up, the server's socket fills, and its
+    # writes come back short or EAGAIN. The rest must wait for EPOLLOUT, in order.
+    CLIENT_TIMEOUT=60 run_client -p "$PORT" --chunk 1M --read-delay 2 <"$in" >"$in.out" ||
+        server_gone "echo-client failed (status $?)"
+    cmp -s "$in" "$in.out" ||
+        fail "echoed bytes differ: sent $(stat -c %s "$in"), got $(stat -c %s "$in.out"); $(cmp "$in" "$in.out" 2>&1 | head -n 1)"
+    suite_stop_clean
+}
+
+@test "epollout: strace shows EPOLLOUT armed with EPOLL_CTL_MOD while output waits, and dropped once drained" {
+    local trace="$BATS_TEST_TMPDIR/ctl.log" a wpid got n=$((16 << 20)) child mods
+    require_strace
+    # LeakSanitizer cannot work under ptrace: no leak check in a sanitizer build here
+    ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" server_start strace -f -qq -e trace=epoll_ctl -o "$trace" "${SERVER_CMD[@]}" -p 0
+    conn_open a
+    head -c "$n" /dev/zero >&"$a" 3>&- &
+    wpid=$!
+    _course_pids+=("$wpid")
+    sleep 1
+    got=$(timeout 60 head -c "$n" <&"$a" | wc -c)
+    wait "$wpid" || true
+    [ "$got" -eq "$n" ] || server_gone "expected $n bytes echoed, got $got"
+    expect_echo "$a" "after the burst"
+    child=$(pgrep -P "$SERVER_PID" | head -n 1)
+    [ -n "$child" ] || fail "no traced server process under strace (pid $SERVER_PID)"
+    kill -TERM "$child"
+    server_stop 0
+    exec {a}>&-
+    mods=$(grep 'EPOLL_CTL_MOD' "$trace" || true)
+    grep -q 'EPOLLOUT' <<<"$mods" ||
+        fail "no EPOLL_CTL_MOD asked for EPOLLOUT although the socket filled up; epoll_ctl calls seen:
+$(head -n 20 "$trace")"
+    tail -n 1 <<<"$mods" | grep -vq 'EPOLLOUT' ||
+        fail "the last EPOLL_CTL_MOD still asks for EPOLLOUT after everything was sent:
+$(tail -n 5 <<<"$mods")"
+}
+
+@test "epollout: under injected short writes and EAGAIN every byte arrives" {
+    suite_under_faults
+    local ea
+    ea=$(faults_count eagain)
+    [ "$ea" -gt 0 ] || fail "the faults shim injected no EAGAIN (log: $(cat "$BATS_TEST_TMPDIR/faults.log" 2>/dev/null))"
+}
+
+@test "epollout: after a burst that filled the socket is drained, the idle server does not spin" {
+    suite_idle_after_burst_no_spin
+}
+
+@test "epollout: an idle server with a connected client does not spin" {
+    suite_idle_no_spin
+}
+
+@test "epollout: a client that never reads does not grow server memory, others are served" {
+    suite_never_reading_client
+}
+
+@test "epollout: a half-closed client gets every byte, then EOF" {
+    suite_half_close
+}
+
+@test "epollout: 50 clients at once all get their bytes back" {
+    suite_many_clients
+}
+
+@test "epollout: SIGTERM with clients connected exits 0" {
+    suite_sigterm_with_clients
+}
