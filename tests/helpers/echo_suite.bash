@@ -7,7 +7,8 @@
 #
 # Each suite_* function starts "${SERVER_CMD[@]}" -p 0 itself (so it can add
 # the faults shim in front), runs one scenario, and stops the server with
-# SIGTERM, checking the exit status is 0. Extra server arguments go after the
+# SIGTERM (SUITE_STOP_SIGNAL=INT for servers that only get SIGINT, as under
+# Wine), checking the exit status is 0. Extra server arguments go after the
 # command in SERVER_CMD.
 
 # Start the server under test; "$@" goes in front (e.g. env ... for faults).
@@ -15,11 +16,12 @@ suite_start() {
     server_start "$@" "${SERVER_CMD[@]}" -p 0
 }
 
-# Stop it with SIGTERM and require exit 0.
+# Stop it with SIGTERM (or $SUITE_STOP_SIGNAL) and require exit 0.
 suite_stop_clean() {
-    server_stop TERM
+    local sig="${SUITE_STOP_SIGNAL:-TERM}"
+    server_stop "$sig"
     if [ "$SERVER_STATUS" -ne 0 ]; then
-        fail "expected exit status 0 after SIGTERM, got $SERVER_STATUS
+        fail "expected exit status 0 after SIG$sig, got $SERVER_STATUS
 --- stderr ---
 $(cat "$SERVER_ERR")"
     fi

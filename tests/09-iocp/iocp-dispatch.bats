@@ -1,0 +1,102 @@
+#!/usr/bin/env bats
+# Exercise 09-iocp/iocp-dispatch: the completion dispatch of an IOCP echo
+# server. Runs against $IMPL (solutions by default; `make ex` uses exercises),
+# under Wine (see wine.bash; servers are stopped with SIGINT).
+
+load ../helpers/common
+load ../helpers/echo_suite
+load wine
+
+setup_file() { wine_setup_file; }
+teardown_file() { wine_teardown_file; }
+
+setup() {
+    wine_require
+    SERVER_CMD=("$WINE" "$(impl_bin iocp-dispatch echo-iocp.exe)" -w 2)
+    # A working server echoes these payloads in well under a second; a
+    # dispatch that stalls a connection should fail in seconds, not minutes.
+    export CLIENT_TIMEOUT=10
+}
+
+require_all_freed() {
+    grep -q '^echo-iocp: [0-9]* connections served, 0 still allocated' "$SERVER_ERR" ||
+        fail "expected '0 still allocated' after shutdown (is every operation's reference dropped?); stderr:
+$(cat "$SERVER_ERR")"
+}
+
+@test "iocp-dispatch: a message comes back" {
+    local out
+    suite_start
+    out=$(run_client -p "$PORT" -t 5 "hello, iocp") || server_gone "echo-client failed (status $?)"
+    [ "$out" = "hello, iocp" ] || fail "expected 'hello, iocp', got '$out'"
+    suite_stop_clean
+}
+
+@test "iocp-dispatch: 200 KB, more than one recv holds, comes back (a recv is posted after each send)" {
+    local in="$BATS_TEST_TMPDIR/multi"
+    suite_start
+    payload "$in" 200000
+    run_client -p "$PORT" -t 5 <"$in" >"$in.out" ||
+        server_gone "echo-client failed (status $?; 3 = timeout: did the connection stall after its first echo?)"
+    cmp -s "$in" "$in.out" ||
+        fail "echoed bytes differ: sent $(stat -c %s "$in"), got $(stat -c %s "$in.out")"
+    suite_stop_clean
+}
+
+@test "iocp-dispatch: sends that complete short are resubmitted from where they stopped" {
+    local in="$BATS_TEST_TMPDIR/large" n
+    # the server cuts half of its sends short itself (FAULTS_SHORT_SEND, see
+    # chapters/09-iocp/conn.c): their completions report fewer bytes than
+    # the connection had to send
+    suite_start env FAULTS_SHORT_SEND=50
+    payload "$in" $((4 * 1024 * 1024))
+    run_client -p "$PORT" -t 10 <"$in" >"$in.out" ||
+        server_gone "echo-client failed (status $?)"
+    cmp -s "$in" "$in.out" ||
+        fail "echoed bytes differ: sent $(stat -c %s "$in"), got $(stat -c %s "$in.out"); $(cmp "$in" "$in.out" 2>&1 | head -n 1)"
+    suite_stop_clean
+    n=$(sed -n 's/.*short sends resubmitted: \([0-9]*\)$/\1/p' "$SERVER_ERR")
+    [ "${n:-0}" -gt 0 ] || fail "no short send was counted as resubmitted; stderr: $(cat "$SERVER_ERR")"
+}
+
+@test "iocp-dispatch: a half-closed client gets every byte, then EOF" {
+    suite_half_close
+}
+
+@test "iocp-dispatch: 50 clients at once, then 20 connections of 100 messages each, all echoed" {
+    local i pids=() failed=0
+    suite_start
+    for ((i = 0; i < 50; i++)); do
+        payload "$BATS_TEST_TMPDIR/c$i" $((1 + (i * 7919) % 20000))
+        run_client -p "$PORT" -t 8 <"$BATS_TEST_TMPDIR/c$i" >"$BATS_TEST_TMPDIR/c$i.out" &
+        pids+=($!)
+    done
+    for ((i = 0; i < 50; i++)); do
+        wait "${pids[$i]}" || { echo "client $i: echo-client status $?" >&2; failed=1; }
+        cmp -s "$BATS_TEST_TMPDIR/c$i" "$BATS_TEST_TMPDIR/c$i.out" ||
+            { echo "client $i: echoed bytes differ" >&2; failed=1; }
+    done
+    [ "$failed" -eq 0 ] || server_gone "some of 50 concurrent clients did not get their bytes back"
+    run timeout 30 "$(tool_bin echo-load)" -p "$PORT" -c 20 -n 100 -l 300 -t 10
+    assert_success
+    assert_output --partial "errors 0"
+    suite_stop_clean
+}
+
+@test "iocp-dispatch: clients that reset do not take the server down" {
+    suite_resets
+}
+
+@test "iocp-dispatch: SIGINT with clients connected exits 0, and every connection is freed" {
+    local a b
+    suite_start
+    conn_open a
+    conn_open b
+    expect_echo "$a" ping
+    expect_echo "$b" pong
+    run_client -p "$PORT" -t 10 "a client that came and went" >/dev/null ||
+        server_gone "echo-client failed (status $?)"
+    suite_stop_clean
+    exec {a}>&- {b}>&-
+    require_all_freed
+}

@@ -1,0 +1,94 @@
+# tests/09-iocp/wine.bash: run chapter 09's Windows programs under Wine.
+#
+#   load ../helpers/common
+#   load ../helpers/echo_suite
+#   load wine
+#   setup_file() { wine_setup_file; }
+#   teardown_file() { wine_teardown_file; }
+#   setup() { wine_require; SERVER_CMD=("$WINE" "$(chapter_bin echo-iocp.exe)"); }
+#
+# One Wine prefix per build folder, $BUILD/wine/prefix: creating one takes
+# about 9 s and 700 MB (Wine 8 copies its DLLs into it), starting a program
+# in an existing one well under a second. Each test file starts that
+# prefix's wineserver itself, detached from bats' file descriptors, and
+# stops it (with every Windows process of the prefix) when the file is done.
+#
+# Stopping servers: under Wine, SIGINT reaches a Windows program as Ctrl-C
+# (CTRL_C_EVENT, which its SetConsoleCtrlHandler() handler turns into a
+# clean shutdown), but SIGTERM ends the process at once with status 143 and
+# no handler run, as TerminateProcess() would. So every server here is
+# stopped with SIGINT: suite_stop_clean, which the shared echo suite calls at
+# the end of each case, sends SUITE_STOP_SIGNAL, set to INT below.
+
+MINGW_CC="${MINGW_CC:-x86_64-w64-mingw32-gcc}"
+
+# wine_find: the wine loader that runs 64-bit programs (Debian puts wine64
+# in /usr/lib/wine, off PATH), or nothing.
+wine_find() {
+    local c
+    for c in wine64 wine; do
+        command -v "$c" && return 0
+    done
+    for c in /usr/lib/wine/wine64 /usr/lib64/wine/wine64 /usr/lib/wine/wine /opt/wine-stable/bin/wine64; do
+        [ -x "$c" ] && { echo "$c"; return 0; }
+    done
+    return 1
+}
+
+# wineserver_find WINE: the wineserver that goes with that loader.
+wineserver_find() {
+    local dir c
+    dir="$(dirname "$(readlink -f "$1")")"
+    for c in "${WINESERVER:-}" "$dir/wineserver64" "$dir/wineserver" "$(command -v wineserver)"; do
+        [ -n "$c" ] && [ -x "$c" ] && { echo "$c"; return 0; }
+    done
+    return 1
+}
+
+wine_setup_file() {
+    export WINE_SKIP=""
+    if ! command -v "$MINGW_CC" >/dev/null; then
+        export WINE_SKIP="$MINGW_CC not installed (make deps)"
+        return 0
+    fi
+    if ! WINE="$(wine_find)" || ! WINESERVER="$(wineserver_find "$WINE")"; then
+        export WINE_SKIP="wine64 not installed (make deps)"
+        return 0
+    fi
+    export WINE WINESERVER
+    export WINEPREFIX="$BUILD/wine/prefix" WINEDEBUG=-all
+    # no Mono or Gecko installer on the first start, and no window anywhere
+    export WINEDLLOVERRIDES="mscoree=;mshtml="
+    unset DISPLAY WAYLAND_DISPLAY
+    mkdir -p "$BUILD/wine"
+    (
+        flock 9
+        if [ ! -f "$BUILD/wine/prefix.ok" ]; then
+            echo "# creating the Wine prefix $WINEPREFIX (once per build folder, about 10 s)" >&3
+            rm -rf "$WINEPREFIX"
+            timeout 300 "$WINE" wineboot -i >"$BUILD/wine/prefix.log" 2>&1 </dev/null 3>&- 9>&- &&
+                timeout 60 "$WINESERVER" -w 9>&- && touch "$BUILD/wine/prefix.ok"
+        fi
+    ) 9>"$BUILD/wine/prefix.lock"
+    [ -f "$BUILD/wine/prefix.ok" ] ||
+        { echo "could not create the Wine prefix $WINEPREFIX:" >&2; cat "$BUILD/wine/prefix.log" >&2; return 1; }
+    # A wineserver (and Wine's own services) started by a test would inherit
+    # bats' descriptors and keep the test waiting: start them here, with none.
+    # (It exits at once, with an error, when one is running already: fine.)
+    "$WINESERVER" -p </dev/null >/dev/null 2>&1 3>&- || true
+    "$WINE" cmd.exe /c exit 0 </dev/null >/dev/null 2>&1 3>&- || true
+}
+
+wine_teardown_file() {
+    [ -n "${WINE_SKIP:-}" ] || [ -z "${WINESERVER:-}" ] && return 0
+    "$WINESERVER" -k 2>/dev/null || true
+    timeout 30 "$WINESERVER" -w 2>/dev/null || true
+}
+
+# wine_require: skip this test, with the reason, where Wine or mingw is missing.
+wine_require() {
+    [ -z "${WINE_SKIP:-}" ] || skip "$WINE_SKIP"
+}
+
+# Stop the server under test with SIGINT (see above) and require exit 0.
+SUITE_STOP_SIGNAL=INT
