@@ -108,6 +108,21 @@ bad:
     exit(2);
 }
 
+/* A TCP socket that is not inherited across exec(). Linux and FreeBSD set
+ * close-on-exec atomically with SOCK_CLOEXEC; macOS has no such flag. */
+static int net__socket(void)
+{
+#ifdef SOCK_CLOEXEC
+    return socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+#else
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    if (fd >= 0)
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+    return fd;
+#endif
+}
+
 static int net__addr(const char *addr, int port, struct sockaddr_in *sa)
 {
     memset(sa, 0, sizeof(*sa));
@@ -125,7 +140,7 @@ int net_listen(const char *addr, int port, int backlog)
 
     if ((err = net__addr(addr, port, &sa)) < 0)
         return err;
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    fd = net__socket();
     if (fd < 0)
         return -errno;
     /* SO_REUSEADDR lets a restarted server bind while old connections sit in
@@ -150,7 +165,7 @@ int net_connect(const char *addr, int port)
 
     if ((err = net__addr(addr, port, &sa)) < 0)
         return err;
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    fd = net__socket();
     if (fd < 0)
         return -errno;
     while (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
@@ -309,8 +324,17 @@ int net_stop_pipe(void)
 
     if (net__stop_wfd >= 0)
         return -EBUSY;
+#ifdef __linux__
     if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) < 0)
         return -errno;
+#else
+    if (pipe(fds) < 0)
+        return -errno;
+    for (int i = 0; i < 2; i++) {
+        fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
+        fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+    }
+#endif
     net__stop_wfd = fds[1];
     net_on_shutdown_signals();
     return fds[0];

@@ -1,0 +1,153 @@
+#!/usr/bin/env bats
+# Chapter 06: kqueue. On Linux echo-kqueue runs on common/kqueue-linux (whose
+# own tests are tests/common/kqueue-linux.bats), so under it the kernel sees
+# epoll_wait(), timerfds and signalfds.
+
+load ../helpers/common
+load ../helpers/echo_suite
+
+setup() {
+    SERVER_CMD=("$(chapter_bin echo-kqueue)")
+}
+
+# ---- the shared echo suite -------------------------------------------------
+
+@test "echo-kqueue: binary data comes back intact" {
+    suite_binary_data
+}
+@test "echo-kqueue: 50 clients at once all get their bytes back" {
+    suite_many_clients
+}
+@test "echo-kqueue: clients that reset do not take the server down" {
+    suite_resets
+}
+@test "echo-kqueue: a half-closed client gets every byte, then EOF" {
+    suite_half_close
+}
+@test "echo-kqueue: a 16 MiB payload comes back intact" {
+    suite_large_payload
+}
+@test "echo-kqueue: SIGTERM with clients connected exits 0" {
+    suite_sigterm_with_clients
+}
+@test "echo-kqueue: every byte arrives under short reads/writes, EINTR and EAGAIN" {
+    suite_under_faults
+}
+@test "echo-kqueue: client B is served while client A is connected and idle" {
+    suite_serves_while_idle
+}
+@test "echo-kqueue: a client that never reads does not grow server memory, others are served" {
+    suite_never_reading_client
+}
+@test "echo-kqueue: an idle server with a connected client does not spin" {
+    suite_idle_no_spin
+}
+@test "echo-kqueue: out of fds with 100 clients waiting, it neither dies nor spins, and recovers" {
+    suite_fd_limit_no_spin
+}
+@test "echo-kqueue: strace shows epoll_wait() under kevent() and no system calls while idle" {
+    [ "$(uname -s)" = Linux ] || skip "the Linux layer's system calls"
+    suite_syscalls_idle epoll_wait
+}
+
+# ---- idle timeouts (EVFILT_TIMER) ---------------------------------------------
+
+# wait_eof FD SECONDS: wait until the server closes FD (read returns EOF);
+# prints the milliseconds it took; returns 1 if it did not within SECONDS.
+# Call it as ms=$(wait_eof FD S) || fail ...: a fail inside $( ) is lost.
+wait_eof() {
+    local fd="$1" limit="$2" t0 line rc
+    t0=$(date +%s%N)
+    while :; do
+        read -r -t "$limit" line <&"$fd"
+        rc=$? # 0: a line (keep reading); 1: EOF; above 128: timed out
+        [ "$rc" -eq 0 ] || break
+    done
+    echo $((($(date +%s%N) - t0) / 1000000))
+    [ "$rc" -le 128 ]
+}
+
+@test "echo-kqueue -t 1: an idle client is closed after about 1 s, an active one is not" {
+    local idle active ms i
+    server_start "${SERVER_CMD[@]}" -p 0 -t 1
+    conn_open idle
+    conn_open active
+    # the active client sends every 0.3 s for 2.4 s: each echo restarts its timer
+    for ((i = 0; i < 8; i++)); do
+        expect_echo "$active" "still here $i"
+        sleep 0.3
+    done
+    ms=$(wait_eof "$idle" 10) || server_gone "the idle client was not closed within 10 s"
+    echo "# after 2.4 s of echoes to the active client, the idle one saw EOF within $ms ms more" >&3
+    expect_echo "$active" "not cut"
+    grep -q 'idle for 1 s' "$SERVER_ERR" || fail "expected 'idle for 1 s' in the log, got: $(cat "$SERVER_ERR")"
+    exec {active}>&- {idle}>&-
+    suite_stop_clean
+}
+
+@test "echo-kqueue -t 1: the timeout counts from the last message, not from the connection" {
+    local c ms
+    server_start "${SERVER_CMD[@]}" -p 0 -t 1
+    conn_open c
+    sleep 0.7
+    expect_echo "$c" "restart the timer"
+    ms=$(wait_eof "$c" 10) || server_gone "the idle client was not closed within 10 s"
+    # closed about 1 s after the message, so more than 0.7 s after it
+    [ "$ms" -ge 700 ] || fail "closed $ms ms after the last message: expected about 1000"
+    exec {c}>&-
+    suite_stop_clean
+}
+
+@test "echo-kqueue -t 0: idle clients are never closed" {
+    local c
+    server_start "${SERVER_CMD[@]}" -p 0 -t 0
+    conn_open c
+    sleep 2
+    expect_echo "$c" "still open after 2 s"
+    exec {c}>&-
+    suite_stop_clean
+}
+
+# The timer is not tied to the fd: a server that forgets to delete it gets an
+# event for a connection it has freed. Here many clients leave early, then the
+# timeout passes: the server must be alive and serving.
+@test "echo-kqueue -t 1: clients that leave before their timeout leave no timer behind" {
+    local i c out
+    server_start "${SERVER_CMD[@]}" -p 0 -t 1
+    for ((i = 0; i < 20; i++)); do
+        out=$(run_client -p "$PORT" -t 5 "short visit $i") || server_gone "client $i failed"
+    done
+    sleep 2
+    require_server_alive
+    conn_open c
+    expect_echo "$c" "served after the old timers would have fired"
+    exec {c}>&-
+    suite_stop_clean
+}
+
+# ---- signals (EVFILT_SIGNAL) and arguments --------------------------------------
+
+@test "echo-kqueue: SIGINT and SIGTERM both stop it with exit 0, clients connected" {
+    local a sig
+    for sig in INT TERM; do
+        server_start "${SERVER_CMD[@]}" -p 0
+        conn_open a
+        expect_echo "$a" "before SIG$sig"
+        wait_blocked_in epoll_wait
+        stop_within 5 "$sig"
+        exec {a}>&-
+    done
+}
+
+@test "echo-kqueue: bad arguments print usage on stderr and exit 2; -h exits 0" {
+    local bin args
+    bin="$(chapter_bin echo-kqueue)"
+    for args in "--bogus" "-t -1" "-t abc" "-t 86401" "-p 70000" "extra"; do
+        run $bin $args
+        [ "$status" -eq 2 ] || fail "echo-kqueue $args: expected exit 2, got $status: $output"
+        assert_output --partial "usage:"
+    done
+    run "$bin" -h
+    assert_success
+    assert_output --partial "-t SECS"
+}

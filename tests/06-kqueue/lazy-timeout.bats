@@ -1,0 +1,122 @@
+#!/usr/bin/env bats
+# Exercise 06-kqueue/lazy-timeout: idle timeouts that do not touch the timer
+# on every read. Runs against $IMPL (solutions by default; `make ex` uses
+# exercises).
+
+load ../helpers/common
+load ../helpers/echo_suite
+
+setup() {
+    SERVER_CMD=("$(impl_bin lazy-timeout echo-kqueue)")
+}
+
+# wait_eof FD SECONDS: wait until the server closes FD (read returns EOF);
+# prints the milliseconds it took; returns 1 if it did not within SECONDS.
+# Call it as ms=$(wait_eof FD S) || fail ...: a fail inside $( ) is lost.
+wait_eof() {
+    local fd="$1" limit="$2" t0 line rc
+    t0=$(date +%s%N)
+    while :; do
+        read -r -t "$limit" line <&"$fd"
+        rc=$? # 0: a line (keep reading); 1: EOF; above 128: timed out
+        [ "$rc" -eq 0 ] || break
+    done
+    echo $((($(date +%s%N) - t0) / 1000000))
+    [ "$rc" -le 128 ]
+}
+
+@test "lazy-timeout: a message comes back" {
+    local c
+    server_start "${SERVER_CMD[@]}" -p 0 -t 5
+    conn_open c
+    expect_echo "$c" "hello, kqueue"
+    exec {c}>&-
+    suite_stop_clean
+}
+
+@test "lazy-timeout -t 1: an idle client is closed, an active one is not" {
+    local idle active i
+    server_start "${SERVER_CMD[@]}" -p 0 -t 1
+    conn_open idle
+    conn_open active
+    for ((i = 0; i < 8; i++)); do # 2.4 s of activity: the timer fires twice meanwhile
+        expect_echo "$active" "still here $i"
+        sleep 0.3
+    done
+    wait_eof "$idle" 10 >/dev/null || server_gone "the idle client was not closed within 10 s"
+    expect_echo "$active" "not cut although its timer fired"
+    exec {active}>&- {idle}>&-
+    suite_stop_clean
+}
+
+@test "lazy-timeout -t 1: active for 2 s, then idle: closed about 1 s after the last message" {
+    local c i ms
+    server_start "${SERVER_CMD[@]}" -p 0 -t 1
+    conn_open c
+    for ((i = 0; i < 7; i++)); do
+        sleep 0.3
+        expect_echo "$c" "busy $i"
+    done
+    ms=$(wait_eof "$c" 6) || server_gone "not closed within 6 s of its last message (-t 1): was the timer armed again when it fired early?"
+    echo "# closed $ms ms after the last message" >&3
+    [ "$ms" -ge 800 ] && [ "$ms" -le 3000 ] ||
+        fail "closed $ms ms after the last message: expected about 1000 (between 800 and 3000)"
+    exec {c}>&-
+    suite_stop_clean
+}
+
+# Under strace: on Linux each timer EV_ADD is one timerfd_settime(). A lazy
+# server arms the timer at accept and when it fires; a busy client makes no
+# timer calls at all. One that re-arms on every read makes one per message.
+@test "lazy-timeout: 100 echoes on one connection cost (almost) no timer system calls" {
+    local c i trace="$BATS_TEST_TMPDIR/strace.log" calls child
+    [ "$(uname -s)" = Linux ] || skip "counts the Linux layer's timerfd_settime() calls"
+    require_strace
+    server_start strace -f -qq -e trace=timerfd_settime -o "$trace" "${SERVER_CMD[@]}" -p 0 -t 30
+    conn_open c
+    expect_echo "$c" "first"
+    sleep 0.3
+    local before
+    before=$(grep -c 'timerfd_settime(' "$trace" || true)
+    for ((i = 0; i < 100; i++)); do
+        expect_echo "$c" "message $i"
+    done
+    calls=$(($(grep -c 'timerfd_settime(' "$trace" || true) - before))
+    echo "# timerfd_settime() calls during 100 echoes: $calls" >&3
+    exec {c}>&-
+    child=$(pgrep -P "$SERVER_PID" | head -n 1)
+    [ -n "$child" ] && kill -TERM "$child"
+    server_stop 0
+    [ "$calls" -lt 10 ] ||
+        fail "$calls timerfd_settime() calls for 100 echoes: the timer is touched on every read (expected fewer than 10)"
+}
+
+@test "lazy-timeout -t 1: clients that leave before their timeout leave no timer behind" {
+    local i c
+    server_start "${SERVER_CMD[@]}" -p 0 -t 1
+    for ((i = 0; i < 20; i++)); do
+        run_client -p "$PORT" -t 5 "short visit $i" >/dev/null || server_gone "client $i failed"
+    done
+    sleep 2
+    require_server_alive
+    conn_open c
+    expect_echo "$c" "served after the old timers would have fired"
+    exec {c}>&-
+    suite_stop_clean
+}
+
+@test "lazy-timeout: binary data comes back intact" {
+    suite_binary_data
+}
+
+@test "lazy-timeout: a half-closed client gets every byte, then EOF" {
+    suite_half_close
+}
+
+@test "lazy-timeout: an idle server with a connected client does not spin" {
+    suite_idle_no_spin
+}
+
+@test "lazy-timeout: SIGTERM with clients connected exits 0" {
+    suite_sigterm_with_clients
+}
