@@ -187,6 +187,22 @@ serve_with_workers() {
     serve_with_workers 4
 }
 
+@test "echo-iocp -w 2: 200 connections open at once are all served by two worker threads" {
+    # Unlike chapter 02's pool, a worker is not tied to a connection: it
+    # handles one completion and goes back to the port, so 2 threads serve
+    # 200 open connections. echo-load --idle opens all 200, echoes once on
+    # each, and holds them open together.
+    server_start "$WINE" "$(chapter_bin echo-iocp.exe)" -w 2 -p 0
+    run timeout 120 "$(tool_bin echo-load)" -p "$PORT" -c 200 --idle -d 1
+    assert_success
+    assert_output --partial "holding 200 connections"
+    # and with all 200 busy at once
+    run timeout 120 "$(tool_bin echo-load)" -p "$PORT" -c 200 -n 20 -l 200
+    assert_success
+    assert_output --partial "errors 0"
+    suite_stop_clean
+}
+
 @test "echo-iocp: client B is served while client A is connected and idle" {
     suite_serves_while_idle
 }

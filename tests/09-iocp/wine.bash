@@ -66,8 +66,10 @@ wine_setup_file() {
         if [ ! -f "$BUILD/wine/prefix.ok" ]; then
             echo "# creating the Wine prefix $WINEPREFIX (once per build folder, about 10 s)" >&3
             rm -rf "$WINEPREFIX"
+            local t0=$SECONDS
             timeout 300 "$WINE" wineboot -i >"$BUILD/wine/prefix.log" 2>&1 </dev/null 3>&- 9>&- &&
                 timeout 60 "$WINESERVER" -w 9>&- && touch "$BUILD/wine/prefix.ok"
+            echo "# the Wine prefix took $((SECONDS - t0)) s to create" >&3
         fi
     ) 9>"$BUILD/wine/prefix.lock"
     [ -f "$BUILD/wine/prefix.ok" ] ||
