@@ -1,0 +1,116 @@
+#!/usr/bin/env bats
+# Chapter 08: echo-uring-sqpoll, echo-uring with a kernel thread polling the
+# submission queue.
+#
+# The SQPOLL thread (iou-sqp-PID) is a thread of the server process, so its
+# CPU time is the server's (/proc/PID/stat adds every thread). It spins for
+# sq_thread_idle after the last request, 1 s by default: the generic "idle
+# server does not spin" and "out of fds, no spin" checks would see that
+# second of spinning (a 1 s accept retry timer even keeps it awake for good).
+# The suite therefore runs the server with -I 50; the last tests show the
+# default's behaviour on its own.
+
+load ../helpers/common
+load ../helpers/echo_suite
+load suite_extra
+
+setup() {
+    SERVER_CMD=("$(chapter_bin echo-uring-sqpoll)" -I 50)
+    require_uring
+}
+
+# ---- the shared echo suite ------------------------------------------------------
+
+@test "echo-uring-sqpoll: binary data comes back intact" {
+    suite_binary_data
+}
+@test "echo-uring-sqpoll: 50 clients at once all get their bytes back" {
+    suite_many_clients
+}
+@test "echo-uring-sqpoll: clients that reset do not take the server down" {
+    suite_resets
+}
+@test "echo-uring-sqpoll: a half-closed client gets every byte, then EOF" {
+    suite_half_close
+}
+@test "echo-uring-sqpoll: a 16 MiB payload comes back intact" {
+    suite_large_payload
+}
+@test "echo-uring-sqpoll: SIGTERM with clients connected exits 0" {
+    suite_sigterm_with_clients
+}
+@test "echo-uring-sqpoll: every byte arrives under short reads/writes, EINTR and EAGAIN" {
+    skip "the faults shim wraps libc read()/write(); io_uring moves bytes without them (see 'the faults shim sees none'): short sends are forced with SO_SNDBUF instead"
+}
+@test "echo-uring-sqpoll: the faults shim sees none of the echoed bytes (no libc I/O calls)" {
+    suite_shim_is_blind
+}
+@test "echo-uring-sqpoll: short sends (tiny SO_SNDBUF, slow reader) are completed, in order" {
+    suite_short_sends -s 262144 -B 64
+}
+@test "echo-uring-sqpoll: client B is served while client A is connected and idle" {
+    suite_serves_while_idle
+}
+@test "echo-uring-sqpoll: a client that never reads does not grow server memory, others are served" {
+    suite_never_reading_client
+}
+@test "echo-uring-sqpoll: with -I 50, an idle server with a connected client does not spin" {
+    suite_idle_no_spin
+}
+@test "echo-uring-sqpoll: running out of fds (EMFILE) is logged, and waiting clients are served later" {
+    suite_emfile_recovers
+}
+@test "echo-uring-sqpoll: with -I 50, out of fds with clients waiting, it neither dies nor spins" {
+    suite_fd_limit_no_spin
+}
+@test "echo-uring-sqpoll: strace shows io_uring_enter() in use and no system calls while idle" {
+    suite_syscalls_idle io_uring_enter
+}
+@test "echo-uring-sqpoll: no read/write/recv/send per message, and far fewer io_uring_enter than messages" {
+    suite_uring_syscalls 25
+}
+
+# ---- the kernel thread ------------------------------------------------------------
+
+# sqp_ticks: user + system ticks of the server's iou-sqp thread so far.
+sqp_ticks() {
+    local t stat
+    for t in /proc/"$SERVER_PID"/task/*; do
+        [ "$(cat "$t/comm" 2>/dev/null)" = "iou-sqp-$SERVER_PID" ] || continue
+        stat=$(cat "$t/stat")
+        set -- ${stat##*) }
+        echo $((${12} + ${13}))
+        return 0
+    done
+    return 1
+}
+
+@test "echo-uring-sqpoll: by default its iou-sqp thread polls for 1 s after a request, then sleeps; that CPU is the server's" {
+    local a p0 t0 p1 t1 t2 t3 hz
+    SERVER_CMD=("$(chapter_bin echo-uring-sqpoll)") # the default: sq_thread_idle 1000 ms
+    suite_start
+    sqp_ticks >/dev/null || fail "no thread named iou-sqp-$SERVER_PID in /proc/$SERVER_PID/task: $(cat /proc/"$SERVER_PID"/task/*/comm | tr '\n' ' ')"
+    conn_open a
+    expect_echo "$a" ping
+    hz=$(getconf CLK_TCK)
+    p0=$(cpu_ticks "$SERVER_PID")
+    t0=$(sqp_ticks)
+    sleep 0.8 # inside the 1 s idle window: the thread polls an empty queue
+    p1=$(cpu_ticks "$SERVER_PID")
+    t1=$(sqp_ticks)
+    sleep 0.7 # past it
+    t2=$(sqp_ticks)
+    sleep 2 # the thread sleeps until the next submission wakes it
+    t3=$(sqp_ticks)
+    echo "# iou-sqp thread: $((t1 - t0)) ticks in the 0.8 s after a request, $((t3 - t2)) in 2 s once idle ($hz per second); the whole server: $((p1 - p0)) in the first 0.8 s" >&3
+    [ $((t1 - t0)) -gt $((t3 - t2)) ] ||
+        fail "the SQPOLL thread used $((t1 - t0)) ticks while it should poll and $((t3 - t2)) after sq_thread_idle: expected polling first, sleep after"
+    [ $((t1 - t0)) -ge 5 ] || fail "the SQPOLL thread used only $((t1 - t0)) ticks in its idle window: it did not poll"
+    [ $(((t3 - t2) * 4)) -lt $((2 * hz)) ] ||
+        fail "the SQPOLL thread used $((t3 - t2)) ticks in 2 s after sq_thread_idle: it did not go to sleep"
+    [ $((p1 - p0 + 2)) -ge $((t1 - t0)) ] ||
+        fail "the server's CPU time ($((p1 - p0))) does not include its SQPOLL thread's ($((t1 - t0)))"
+    expect_echo "$a" "the sleeping thread is woken"
+    exec {a}>&-
+    suite_stop_clean
+}

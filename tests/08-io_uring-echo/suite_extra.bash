@@ -1,0 +1,95 @@
+# tests/08-io_uring-echo/suite_extra.bash: cases written for chapter 08's
+# io_uring servers, in the shape of tests/helpers/echo_suite.bash (they use
+# its suite_start, suite_stop_clean, require_strace and calls_of), for any server
+# that takes -K (check the kernel, exit 77 if it lacks something), -v
+# (statistics on stderr at exit) and -S BYTES (SO_SNDBUF of accepted sockets).
+#
+#   load ../helpers/common
+#   load ../helpers/echo_suite
+#   load suite_extra
+
+# require_uring: skip, with the server's own reason, where io_uring is
+# refused (a sysctl, a seccomp filter) or the kernel lacks a feature.
+require_uring() {
+    run "${SERVER_CMD[@]}" -K
+    [ "$status" -ne 77 ] || skip "$output"
+    [ "$status" -eq 0 ] || fail "${SERVER_CMD[*]} -K: expected exit 0 or 77, got $status: $output"
+}
+
+# stat_of NAME: a counter from the server's "stats: ..." line (-v), e.g.
+# stat_of "short sends".
+stat_of() {
+    sed -n "s/^stats: .*$1 \([0-9]*\).*/\1/p" "$SERVER_ERR" | tail -n 1
+}
+
+# The faults shim wraps libc's read(), write(), send(), recv()...; an
+# io_uring server moves its bytes with none of them (the kernel does the
+# I/O its SQEs describe), so the shim cannot inject anything. This proves
+# it: 1 MB is echoed, and the shim saw only a handful of calls (the
+# "listening on" line), none of them short or interrupted.
+suite_shim_is_blind() {
+    local calls faults
+    suite_start env $(faults_env FAULTS_SHORT_READ=50 FAULTS_SHORT_WRITE=50 FAULTS_EINTR=20)
+    payload "$BATS_TEST_TMPDIR/f" 1000000
+    suite_echo_file "$BATS_TEST_TMPDIR/f"
+    suite_stop_clean
+    calls=$(faults_count calls)
+    faults=$(($(faults_count short_reads) + $(faults_count short_writes) + $(faults_count eintr)))
+    echo "# 1 MB echoed; the faults shim intercepted $calls calls, injected $faults faults" >&3
+    [ "$calls" -lt 10 ] ||
+        fail "the shim intercepted $calls libc I/O calls: the server moves bytes with read()/write()?"
+    [ "$faults" -eq 0 ] || fail "the shim injected $faults faults into an io_uring server"
+}
+
+# suite_short_sends [ARGS...]: short sends without the shim. The server's
+# sockets get a tiny send buffer (-S 4096), its buffers are large (ARGS, e.g.
+# -s 262144: TCP queues a small send whole, even past SO_SNDBUF), and the
+# client reads slowly, so sends complete with fewer bytes than asked. The
+# server counts them (-v) and must send the rest, in order.
+suite_short_sends() {
+    local in="$BATS_TEST_TMPDIR/short" n
+    server_start "${SERVER_CMD[@]}" -S 4096 -v "$@" -p 0
+    payload "$in" $((4 * 1024 * 1024))
+    CLIENT_TIMEOUT=20 run_client -p "$PORT" --chunk 1M --read-delay 2 <"$in" >"$in.out" ||
+        server_gone "echo-client failed (status $?)"
+    cmp -s "$in" "$in.out" ||
+        fail "echoed bytes differ: sent $(stat -c %s "$in"), got $(stat -c %s "$in.out"); $(cmp "$in" "$in.out" 2>&1 | head -n 1)"
+    suite_stop_clean
+    n=$(stat_of "short sends")
+    echo "# 4 MiB to a slow reader through SO_SNDBUF 4096: $n short sends, all resent" >&3
+    [ -n "$n" ] || fail "no 'short sends N' in the server's stats line: $(cat "$SERVER_ERR")"
+    [ "$n" -gt 0 ] || fail "no send completed short: the test did not exercise short sends"
+}
+
+# suite_uring_syscalls MAX_ENTERS_PER_100: under `strace -f -c`, 50
+# connections echo 200 messages of 128 bytes each (10,000 messages). No
+# read/write/recv/send/poll/epoll call may carry them (at most 1 per 100
+# messages, for start-up and the "listening on" line), and io_uring_enter()
+# may be called at most MAX_ENTERS_PER_100 times per 100 messages.
+suite_uring_syscalls() {
+    local max="$1" trace="$BATS_TEST_TMPDIR/strace-c" msgs=10000 child enters rw
+    require_strace
+    # LeakSanitizer cannot work under ptrace: no leak check in a sanitizer build here
+    ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" server_start strace -f -c -o "$trace" "${SERVER_CMD[@]}" -p 0
+    run timeout 120 "$(tool_bin echo-load)" -p "$PORT" -c 50 -n 200 -l 128
+    assert_success
+    assert_output --partial "errors 0"
+    child=$(pgrep -P "$SERVER_PID" | head -n 1)
+    [ -n "$child" ] || fail "no traced server process under strace (pid $SERVER_PID)"
+    kill -TERM "$child"
+    server_stop 0
+    [ "$SERVER_STATUS" -eq 0 ] || fail "expected exit status 0 after SIGTERM, got $SERVER_STATUS
+--- stderr ---
+$(cat "$SERVER_ERR")"
+    enters=$(calls_of "$trace" io_uring_enter)
+    rw=$(calls_of "$trace" read write readv writev recv recvfrom recvmsg send sendto sendmsg \
+        poll ppoll select pselect6 epoll_wait epoll_pwait epoll_pwait2)
+    echo "# $msgs messages over 50 connections: $enters io_uring_enter, $rw read/write/recv/send/poll/epoll calls" >&3
+    [ "$enters" -gt 0 ] || fail "no io_uring_enter() in the summary: $(cat "$trace")"
+    # a read/write data path makes about 2 per message; start-up makes a few
+    # (a sanitizer's runtime some 30 more)
+    [ "$rw" -le $((msgs / 100)) ] ||
+        fail "$rw read/write/recv/send/poll calls for $msgs messages: the data path is not io_uring ($(cat "$trace"))"
+    [ "$enters" -le $((msgs * max / 100)) ] ||
+        fail "$enters io_uring_enter() calls for $msgs messages: more than $max per 100"
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bats
+# Exercise 08-io_uring-echo/uring-dispatch: what echo-uring-basic does when a
+# recv or a send completes. Runs against $IMPL (solutions by default; `make
+# ex` uses exercises).
+
+load ../helpers/common
+load ../helpers/echo_suite
+load suite_extra
+
+setup() {
+    SERVER_CMD=("$(impl_bin uring-dispatch echo-uring-basic)")
+    require_uring
+}
+
+@test "uring-dispatch: a message comes back" {
+    local out
+    server_start "${SERVER_CMD[@]}" -p 0
+    out=$(run_client -p "$PORT" -t 10 "hello, io_uring") ||
+        server_gone "echo-client failed (status $?)"
+    [ "$out" = "hello, io_uring" ] || fail "expected 'hello, io_uring', got '$out'"
+    suite_stop_clean
+}
+
+@test "uring-dispatch: several messages on one connection, each echoed before the next recv" {
+    local a
+    suite_start
+    conn_open a
+    expect_echo "$a" "first"
+    expect_echo "$a" "second"
+    expect_echo "$a" "third"
+    exec {a}>&-
+    suite_stop_clean
+}
+
+@test "uring-dispatch: short sends (tiny SO_SNDBUF, slow reader) are completed, in order" {
+    suite_short_sends -s 262144
+}
+
+@test "uring-dispatch: a half-closed client gets every byte, then EOF" {
+    suite_half_close
+}
+
+@test "uring-dispatch: 50 clients at once all get their bytes back" {
+    suite_many_clients
+}
+
+@test "uring-dispatch: clients that reset do not take the server down" {
+    suite_resets
+}
+
+@test "uring-dispatch: a 16 MiB payload comes back intact" {
+    suite_large_payload
+}
+
+@test "uring-dispatch: a client that never reads does not grow server memory, others are served" {
+    suite_never_reading_client
+}
+
+@test "uring-dispatch: SIGTERM with clients connected exits 0" {
+    suite_sigterm_with_clients
+}
