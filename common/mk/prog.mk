@@ -10,6 +10,15 @@
 # Binaries go to build/<the folder's path in the repository>/, so
 # chapters/03-nonblocking/echo-poll.c becomes build/chapters/03-nonblocking/echo-poll.
 # Every program links common/ (net, buf) and can include "net.h", "buf.h", "todo.h".
+#
+# A solution or exercise that holds only the file the learner writes takes the
+# chapter's other files from the chapter folder:
+#
+#     PROGS := file-server
+#     file-server_SRCS := pool.c loop.c     # pool.c here, loop.c from the chapter
+#     SRC_FROM := ../../../chapters/10-threadpool
+#
+# A file present in this folder wins over the chapter's copy of the same name.
 
 include $(dir $(lastword $(MAKEFILE_LIST)))config.mk
 include $(TOP)/common/mk/common-lib.mk
@@ -18,7 +27,11 @@ HERE := $(abspath $(CURDIR))
 REL := $(patsubst $(TOP)/%,%,$(HERE))
 OUT := $(BUILD)/$(REL)
 
-CFLAGS_DIR := $(CFLAGS_BASE) -I$(TOP)/common
+CFLAGS_DIR := $(CFLAGS_BASE) -I$(HERE) -I$(TOP)/common
+ifneq ($(SRC_FROM),)
+SRC_FROM_ABS := $(abspath $(SRC_FROM))
+CFLAGS_DIR += -I$(SRC_FROM_ABS)
+endif
 # An exercise as shipped has TODO() where the learner's code goes, so the
 # variables that code would use look unused: that is expected, not a warning.
 ifneq ($(filter exercises/%,$(REL)),)
@@ -47,6 +60,13 @@ $(OUT)/%.o: $(HERE)/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $(patsubst $(TOP)/%,%,$<)")
 	$(Q)$(CC) $(CFLAGS_DIR) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+ifneq ($(SRC_FROM),)
+$(OUT)/%.o: $(SRC_FROM_ABS)/%.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $(patsubst $(TOP)/%,%,$<)")
+	$(Q)$(CC) $(CFLAGS_DIR) $(CFLAGS) -MMD -MP -c -o $@ $<
+endif
 
 clean:
 	rm -rf $(OUT)
