@@ -141,6 +141,18 @@ setup() {
     suite_idle_after_burst_no_spin
 }
 
+@test "echo-epoll-lt: 96 KiB that arrive while the server is paused all come back" {
+    suite_drains_message_sent_while_paused
+}
+
+@test "echo-epoll-lt: 30 clients that connect while the server is paused are all served" {
+    suite_accepts_burst_while_paused
+}
+
+@test "echo-epoll-lt: a ping-pong client stays fast while another floods" {
+    suite_fair_under_flood
+}
+
 # ---- out of file descriptors -------------------------------------------------------
 
 @test "echo-epoll-lt: running out of fds (EMFILE) is logged, and waiting clients are served later" {

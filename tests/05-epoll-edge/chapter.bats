@@ -5,7 +5,6 @@
 
 load ../helpers/common
 load ../helpers/echo_suite
-load suite_extra
 
 setup() {
     SERVER_CMD=("$(chapter_bin echo-epoll-et)")

@@ -4,7 +4,6 @@
 
 load ../helpers/common
 load ../helpers/echo_suite
-load suite_extra
 
 setup() {
     SERVER_CMD=("$(chapter_bin echo-epoll-oneshot)" -w 4)

@@ -4,7 +4,6 @@
 
 load ../helpers/common
 load ../helpers/echo_suite
-load suite_extra
 
 setup() {
     SERVER_CMD=("$(impl_bin lt-to-et echo-epoll-et)")

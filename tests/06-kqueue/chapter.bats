@@ -49,6 +49,28 @@ setup() {
     [ "$(uname -s)" = Linux ] || skip "the Linux layer's system calls"
     suite_syscalls_idle epoll_wait
 }
+@test "echo-kqueue: after a burst that filled the socket is drained, the idle server does not spin" {
+    suite_idle_after_burst_no_spin
+}
+@test "echo-kqueue: running out of fds (EMFILE) is logged, and waiting clients are served later" {
+    suite_emfile_recovers
+}
+@test "echo-kqueue: 96 KiB that arrive while the server is paused all come back" {
+    suite_drains_message_sent_while_paused
+}
+@test "echo-kqueue: 30 clients that connect while the server is paused are all served" {
+    suite_accepts_burst_while_paused
+}
+@test "echo-kqueue: a ping-pong client stays fast while another floods" {
+    suite_fair_under_flood
+}
+@test "echo-kqueue: strace -f -c: epoll_wait under kevent(), no poll/select, at most 3 reads+writes per message" {
+    [ "$(uname -s)" = Linux ] || skip "the Linux layer's system calls"
+    suite_syscalls_per_message epoll_wait
+}
+@test "echo-kqueue: valgrind finds no leak, no error and no open fd after SIGTERM with clients connected" {
+    suite_valgrind_clean
+}
 
 # ---- idle timeouts (EVFILT_TIMER) ---------------------------------------------
 
