@@ -33,11 +33,13 @@ while [ $# -gt 0 ]; do
     *) echo "bench.sh: unknown argument $1 (-h for help)" >&2; exit 2 ;;
     esac
 done
+for v in "$runs" "$secs"; do
+    [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "bench.sh: -r and -d take a positive whole number, not '$v'" >&2; exit 2; }
+done
 
 make -s -C common >/dev/null
 make -s -C chapters/08-io_uring-echo QUIET_WHERE=1 >/dev/null
 ch08=build/chapters/08-io_uring-echo
-load=build/common/tools/echo-load
 if [ -f chapters/04-epoll/Makefile ] && make -s -C chapters/04-epoll QUIET_WHERE=1 >/dev/null 2>&1 &&
     [ -x build/chapters/04-epoll/echo-epoll-lt ]; then
     epoll=build/chapters/04-epoll/echo-epoll-lt
@@ -52,139 +54,48 @@ if ! "$ch08/echo-uring" -K >/dev/null; then
     exit 77
 fi
 
-tmp="$(mktemp -d)"
-server_pid=""
-cleanup() {
-    [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-pin_server=() pin_client=()
-if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
-    pin_server=(taskset -c 1) pin_client=(taskset -c 0)
-fi
-# 500 connections: 500 fds in each process, plus a few
-ulimit -n 4096 2>/dev/null || true
-
-# start NAME CMD...: run a server in the background, set server_pid and port.
-start() {
-    local i
-    : >"$tmp/out" # not the last server's line: the new one may not have written yet
-    "$@" >"$tmp/out" 2>"$tmp/err" &
-    server_pid=$!
-    for ((i = 0; i < 100; i++)); do
-        port=$(sed -n 's/^listening on [0-9.]*:\([0-9]*\)$/\1/p' "$tmp/out")
-        [ -n "$port" ] && return 0
-        sleep 0.05
-    done
-    echo "bench.sh: $* did not start: $(cat "$tmp/err")" >&2
-    exit 1
-}
-stop() {
-    kill -TERM "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-    server_pid=""
-}
-
-# median and range of the numbers on stdin
-median() { sort -n | awk '{ v[NR] = $1 } END { printf "%d", v[int((NR + 1) / 2)] }'; }
-range() { sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%d-%d", lo, hi }'; }
+source common/tools/bench-lib.bash
+bench_init
 
 # A server is its path and arguments; echo-uring -D runs without deferred
 # task work, to show what IORING_SETUP_DEFER_TASKRUN changes.
-names=("$(basename "$epoll")" echo-uring-basic echo-uring "echo-uring -D" echo-uring-sqpoll)
-bins=("$epoll" "$ch08/echo-uring-basic" "$ch08/echo-uring" "$ch08/echo-uring -D" "$ch08/echo-uring-sqpoll")
+BENCH_NAMES=("$(basename "$epoll")" echo-uring-basic echo-uring "echo-uring -D" echo-uring-sqpoll)
+BENCH_CMDS=("$epoll" "$ch08/echo-uring-basic" "$ch08/echo-uring" "$ch08/echo-uring -D" "$ch08/echo-uring-sqpoll")
 
-echo "$(uname -sr), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs;" \
-    "load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "${pin_server[*]:+server on CPU 1, echo-load on CPU 0; }128-byte messages, one in flight per connection;" \
-    "median of $runs run(s) of $secs s, range in brackets; the servers take turns, run by run"
-echo
-printf '%-20s %6s %22s %22s\n' server conns "requests/s" "p99 latency (us)"
-for c in $conns; do
-    # Run r of every server, then run r+1: a burst of noise from elsewhere on
-    # the machine then hits them all alike, not one server's every run.
-    for ((r = 0; r < runs; r++)); do
-        for i in "${!names[@]}"; do
-            start "${pin_server[@]}" ${bins[$i]} -p 0
-            "${pin_client[@]}" "$load" -p "$port" -c 10 -n 200 >/dev/null # warm up
-            line=$("${pin_client[@]}" "$load" -p "$port" -c "$c" -d "$secs" -l 128 --csv | tail -n 1)
-            stop
-            IFS=, read -r _ _ _ _ errors _ rps _ _ p99 _ <<<"$line"
-            [ "$errors" = 0 ] || echo "  (${names[$i]}, $c connections: $errors errors)"
-            echo "$rps" >>"$tmp/rps.$i"
-            echo "$p99" >>"$tmp/p99.$i"
-        done
-    done
-    for i in "${!names[@]}"; do
-        printf '%-20s %6s %10s %11s %10s %11s\n' "${names[$i]}" "$c" \
-            "$(median <"$tmp/rps.$i")" "[$(range <"$tmp/rps.$i")]" \
-            "$(median <"$tmp/p99.$i")" "[$(range <"$tmp/p99.$i")]"
-        rm -f "$tmp/rps.$i" "$tmp/p99.$i"
-    done
-done
-
+bench_header "$runs" "$secs"
+bench_table "$conns" "$runs" "$secs"
 [ "$quick" = 1 ] && exit 0
-if ! command -v strace >/dev/null; then
-    echo "(strace is not installed: no system call counts)"
-    exit 0
-fi
-
-echo
-echo "system calls per echoed message: 50 connections x 200 messages = 10,000, under strace -f -c"
-echo "(the server's start and stop, measured alone, are subtracted)"
-printf '%-20s %10s %12s %16s %8s\n' server "per msg" io_uring_enter "epoll_wait+poll" "rd/wr"
-calls() { # calls FILE NAME...: total of those calls in an strace -c summary ("total" for all)
-    local f="$1"
-    shift
-    awk -v names=" $* " 'index(names, " " $NF " ") && $4 ~ /^[0-9]+$/ { n += $4 } END { print n + 0 }' "$f"
-}
-for i in "${!names[@]}"; do
-    name=${names[$i]}
-    for phase in idle load; do
-        start strace -f -c -o "$tmp/strace.$phase" ${bins[$i]} -p 0
-        [ "$phase" = load ] && "$load" -p "$port" -c 50 -n 200 -l 128 >/dev/null
-        kill -TERM "$(pgrep -P "$server_pid" | head -n 1)"
-        wait "$server_pid" || true
-        server_pid=""
-    done
-    total=$(($(calls "$tmp/strace.load" total) - $(calls "$tmp/strace.idle" total)))
-    printf '%-20s %10s %12s %16s %8s\n' "$name" "$(awk -v t="$total" 'BEGIN { printf "%.3f", t / 10000 }')" \
-        "$(calls "$tmp/strace.load" io_uring_enter)" \
-        "$(calls "$tmp/strace.load" epoll_wait epoll_pwait poll ppoll)" \
-        "$(calls "$tmp/strace.load" read write recvfrom sendto readv writev)"
-done
+bench_syscalls 50 200
 
 echo
 echo "echo-uring-sqpoll: CPU time of its kernel thread (iou-sqp), sq_thread_idle 1000 ms"
 sqp_ticks() { # user+system ticks of the iou-sqp thread, and of the whole process
     local t stat sqp=0 all
-    for t in /proc/"$server_pid"/task/*; do
-        [ "$(cat "$t/comm")" = "iou-sqp-$server_pid" ] || continue
+    for t in /proc/"$BENCH_PID"/task/*; do
+        [ "$(cat "$t/comm")" = "iou-sqp-$BENCH_PID" ] || continue
         stat=$(cat "$t/stat")
         set -- ${stat##*) }
         sqp=$((${12} + ${13}))
     done
-    stat=$(cat "/proc/$server_pid/stat")
+    stat=$(cat "/proc/$BENCH_PID/stat")
     set -- ${stat##*) }
     all=$((${12} + ${13}))
     echo "$sqp $all"
 }
 hz=$(getconf CLK_TCK)
-start "${pin_server[@]}" "$ch08/echo-uring-sqpoll" -p 0
-"$load" -p "$port" -c 1 -n 10 >/dev/null
+bench_start "${BENCH_PIN_SERVER[@]}" "$ch08/echo-uring-sqpoll" -p 0
+"$BENCH_LOAD" -p "$BENCH_PORT" -c 1 -n 10 >/dev/null
 read -r s0 a0 < <(sqp_ticks)
 sleep 1
 read -r s1 a1 < <(sqp_ticks)
 sleep 3
 read -r s2 a2 < <(sqp_ticks)
-"${pin_client[@]}" "$load" -p "$port" -c 50 -d 3 -l 128 >/dev/null
+"${BENCH_PIN_CLIENT[@]}" "$BENCH_LOAD" -p "$BENCH_PORT" -c 50 -d 3 -l 128 >/dev/null
 read -r s3 a3 < <(sqp_ticks)
 echo "  first second after the last request: iou-sqp $(((s1 - s0) * 100 / hz))% of a CPU (process: $(((a1 - a0) * 100 / hz))%)"
 echo "  the next 3 s, idle:                   iou-sqp $(((s2 - s1) * 100 / hz / 3))% (process: $(((a2 - a1) * 100 / hz / 3))%)"
 echo "  3 s of echo-load -c 50:               iou-sqp $(((s3 - s2) * 100 / hz / 3))% (process: $(((a3 - a2) * 100 / hz / 3))%)"
-for t in /proc/"$server_pid"/task/*; do
+for t in /proc/"$BENCH_PID"/task/*; do
     echo "  thread $(cat "$t/comm") may run on CPUs $(sed -n 's/^Cpus_allowed_list:\s*//p' "$t/status")"
 done
-stop
+bench_stop

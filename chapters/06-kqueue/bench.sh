@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# bench.sh: every echo server of Part II side by side, with the same client
+# (echo-load) on the same machine: chapter 03's echo-poll for reference,
+# chapter 04's echo-epoll-lt, chapter 05's echo-epoll-et, echo-epoll-oneshot
+# and echo-epoll-reuseport (two threads each), and this chapter's
+# echo-kqueue on common/kqueue-linux.
+#
+#   chapters/06-kqueue/bench.sh [-r RUNS] [-d SECONDS] [-c "50 500"] [-q]
+#
+# From the repository root (it builds what it needs). It prints:
+#   1. requests/s and p99 latency for 128-byte messages at each number of
+#      connections (-c), the median of RUNS runs (-r, 3) of SECONDS each
+#      (-d, 3), with the whole range; the servers take turns, run by run;
+#   2. system calls per echoed message: each server under `strace -f -c`
+#      while 50 connections echo 10,000 messages (strace slows everything
+#      down: read the counts, not the times).
+# With 2 or more CPUs every server is pinned to CPU 1 and echo-load to
+# CPU 0 (taskset): the threaded servers then show what their threads cost
+# on one CPU, not how they scale. -q: one run of 1 s per point, no strace.
+set -euo pipefail
+
+top="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$top"
+runs=3 secs=3 conns="50 500" quick=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+    -r) runs="$2"; shift 2 ;;
+    -d) secs="$2"; shift 2 ;;
+    -c) conns="$2"; shift 2 ;;
+    -q) quick=1 runs=1 secs=1; shift ;;
+    -h | --help) sed -n '2,20s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    *) echo "bench.sh: unknown argument $1 (-h for help)" >&2; exit 2 ;;
+    esac
+done
+for v in "$runs" "$secs"; do
+    [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "bench.sh: -r and -d take a positive whole number, not '$v'" >&2; exit 2; }
+done
+
+make -s -C common >/dev/null
+for ch in 03-nonblocking 04-epoll 05-epoll-edge 06-kqueue; do
+    make -s -C "chapters/$ch" QUIET_WHERE=1 >/dev/null
+done
+b=build/chapters
+
+source common/tools/bench-lib.bash
+bench_init
+
+BENCH_NAMES=(echo-poll echo-epoll-lt echo-epoll-et "echo-epoll-oneshot -w 2" "echo-epoll-reuseport -w 2" echo-kqueue)
+BENCH_CMDS=("$b/03-nonblocking/echo-poll" "$b/04-epoll/echo-epoll-lt" "$b/05-epoll-edge/echo-epoll-et"
+    "$b/05-epoll-edge/echo-epoll-oneshot -w 2" "$b/05-epoll-edge/echo-epoll-reuseport -w 2"
+    "$b/06-kqueue/echo-kqueue")
+
+bench_header "$runs" "$secs"
+bench_table "$conns" "$runs" "$secs"
+[ "$quick" = 1 ] && exit 0
+bench_syscalls 50 200
