@@ -348,3 +348,14 @@ course_teardown() {
 teardown() {
     course_teardown
 }
+
+# san_slowdown: how many times slower than the normal build the sanitized
+# build under test runs its servers, for the few bounds that are about time
+# (ThreadSanitizer checks every memory access; ASan and UBSan less).
+san_slowdown() {
+    case "$BUILD" in
+    */san-thread*) echo 5 ;;
+    */san-*) echo 3 ;;
+    *) echo 1 ;;
+    esac
+}

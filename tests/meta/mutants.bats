@@ -22,6 +22,26 @@ setup_file() {
     export BASE
 }
 
+# run_until_first_failure LOG CMD...: run CMD (a bats run in TAP form) with
+# its output in LOG, and stop it at the first "not ok": one failing test
+# kills the mutant, the rest of the file need not run. Fails if CMD failed
+# or was stopped.
+run_until_first_failure() {
+    local log="$1" pid
+    shift
+    setsid "$@" >"$log" 2>&1 &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null; do
+        if grep -q '^not ok' "$log"; then
+            kill -TERM -- -"$pid" 2>/dev/null
+            wait "$pid" 2>/dev/null
+            return 1
+        fi
+        sleep 0.2
+    done
+    wait "$pid"
+}
+
 # One mutant: copy, patch, build the folders the patch touches, run its tests.
 # Prints "killed" or "SURVIVED", with what killed it.
 run_mutant() {
@@ -48,10 +68,11 @@ run_mutant() {
     done
     local t
     for t in $tests; do
-        if ! BUILD="$scratch/build" IMPL=solutions timeout 600 bats --tap "$scratch/$t" >"$scratch/tests.log" 2>&1; then
+        if ! run_until_first_failure "$scratch/tests.log" \
+            env BUILD="$scratch/build" IMPL=solutions timeout 600 bats --tap "$scratch/$t"; then
             local which
             which="$(grep -m1 '^not ok' "$scratch/tests.log" | sed 's/^not ok [0-9]* //')"
-            echo "$name: killed by $t: $which"
+            echo "$name: killed by $t: ${which:-the test file failed: $(tail -n 3 "$scratch/tests.log")}"
             return 0
         fi
     done
