@@ -188,6 +188,14 @@ stat_line() {
     suite_accepts_burst_while_paused 30
 }
 
+@test "echo-epoll-et: after 300 clients came and went (a third of them reset), no fd is left behind" {
+    suite_no_fd_growth
+}
+
+@test "echo-epoll-et: 2,000 idle connections held open, a new client is still served at once" {
+    suite_many_idle
+}
+
 @test "echo-epoll-et: while one client floods, a ping-pong client's slowest echo stays under 200 ms, and turns end at the read budget" {
     suite_fair_under_flood 200
     stat_line | grep -Eq ' [1-9][0-9]* turns ended at the read budget' ||

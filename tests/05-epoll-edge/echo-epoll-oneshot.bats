@@ -90,6 +90,14 @@ worker_events() {
     suite_accepts_burst_while_paused 30
 }
 
+@test "echo-epoll-oneshot: after 300 clients came and went (a third of them reset), no fd is left behind" {
+    suite_no_fd_growth
+}
+
+@test "echo-epoll-oneshot: 2,000 idle connections held open, a new client is still served at once" {
+    suite_many_idle
+}
+
 @test "echo-epoll-oneshot: while one client floods, a ping-pong client's slowest echo stays under 200 ms" {
     suite_fair_under_flood 200
 }

@@ -99,6 +99,14 @@ thread_accepts() {
     suite_accepts_burst_while_paused 30
 }
 
+@test "echo-epoll-reuseport: after 300 clients came and went (a third of them reset), no fd is left behind" {
+    suite_no_fd_growth
+}
+
+@test "echo-epoll-reuseport: 2,000 idle connections held open, a new client is still served at once" {
+    suite_many_idle
+}
+
 @test "echo-epoll-reuseport: while one client floods, a ping-pong client's slowest echo stays under 200 ms" {
     suite_fair_under_flood 200
 }

@@ -61,6 +61,12 @@ setup() {
 @test "echo-kqueue: 30 clients that connect while the server is paused are all served" {
     suite_accepts_burst_while_paused
 }
+@test "echo-kqueue: after 300 clients came and went (a third of them reset), no fd is left behind" {
+    suite_no_fd_growth
+}
+@test "echo-kqueue: 2,000 idle connections held open, a new client is still served at once" {
+    suite_many_idle
+}
 @test "echo-kqueue: a ping-pong client stays fast while another floods" {
     suite_fair_under_flood
 }

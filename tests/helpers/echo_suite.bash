@@ -624,3 +624,76 @@ $(cat "$log")"
 $leaked
 $(cat "$log")"
 }
+
+# ---------------------------------------------------------------------------
+# Resources over time: fds and idle connections
+# ---------------------------------------------------------------------------
+
+# fd_count PID: how many fds the process has open now.
+fd_count() {
+    find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l
+}
+
+# suite_no_fd_growth [CYCLES]: CYCLES (300) clients connect, echo a line and
+# leave, one after another; every third resets instead of closing. Once they
+# are gone the server holds as many fds as before them (within 5 s: a
+# server may close a little after its client left). A connection the server
+# forgets to close on EOF or on a reset shows here as a leaked fd, long
+# before the server runs out of them.
+suite_no_fd_growth() {
+    local n="${1:-300}" before after i t0
+    suite_start
+    run_client -p "$PORT" "warm up" >/dev/null || server_gone "the first client was not served"
+    sleep 0.2
+    before=$(fd_count "$SERVER_PID")
+    for ((i = 0; i < n; i++)); do
+        if ((i % 3 == 2)); then
+            run_client -p "$PORT" --reset "cycle $i, reset" >/dev/null 2>&1 || true
+        else
+            [ "$(run_client -p "$PORT" "cycle $i")" = "cycle $i" ] ||
+                server_gone "client $i of $n was not echoed"
+        fi
+    done
+    t0=$SECONDS
+    while after=$(fd_count "$SERVER_PID") && [ "$after" -gt "$before" ] && [ $((SECONDS - t0)) -lt 5 ]; do
+        sleep 0.1
+    done
+    echo "# fds open in the server: $before before $n connect/close cycles, $after after" >&3
+    [ "$after" -le "$before" ] ||
+        fail "the server holds $after fds after $n clients came and went, $before before them: $((after - before)) leaked
+$(ls -l "/proc/$SERVER_PID/fd" 2>/dev/null)"
+    suite_stop_clean
+}
+
+# suite_many_idle [N]: N (2,000) connections held open and idle (echo-load
+# --idle checks each one echoes, then holds it), and meanwhile a new client
+# is served at once and 10 more echo 100 messages each with every byte
+# checked. Reports the server's resident memory per idle connection. Both
+# the server and the holder get a raised fd limit (ulimit -n 8192).
+suite_many_idle() {
+    local n="${1:-2000}" holder hpid rss0 rss1 i fd
+    server_start bash -c 'ulimit -n 8192 && exec "$@"' _ "${SERVER_CMD[@]}" -p 0
+    rss0=$(rss_kb "$SERVER_PID")
+    holder="$BATS_TEST_TMPDIR/holder.out"
+    timeout 120 bash -c 'ulimit -n 8192 && exec "$@"' _ "$(tool_bin echo-load)" -p "$PORT" -c "$n" --idle -d 60 >"$holder" 2>&1 &
+    hpid=$!
+    _course_pids+=("$hpid")
+    for ((i = 0; i < 600; i++)); do
+        grep -q "^holding $n connections" "$holder" && break
+        kill -0 "$hpid" 2>/dev/null || break
+        sleep 0.1
+    done
+    grep -q "^holding $n connections" "$holder" ||
+        server_gone "echo-load could not open and check $n connections: $(cat "$holder")"
+    rss1=$(rss_kb "$SERVER_PID")
+    conn_open fd
+    expect_echo "$fd" "one more, beside $n idle connections"
+    exec {fd}>&-
+    run timeout 60 "$(tool_bin echo-load)" -p "$PORT" -c 10 -n 100 -l 128
+    assert_success
+    assert_output --partial "errors 0"
+    echo "# $n idle connections: server RSS $rss0 kB -> $rss1 kB ($(((rss1 - rss0) * 1024 / n)) bytes each)" >&3
+    kill -TERM "$hpid" 2>/dev/null
+    wait "$hpid" 2>/dev/null || true
+    suite_stop_clean
+}
