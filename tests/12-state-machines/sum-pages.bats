@@ -21,13 +21,16 @@ words_of() {
     exec {fd}>&-
 }
 
-# run_sum_pages ARGS...: run it (20 s at most) into $BATS_TEST_TMPDIR/out;
-# fail with its stderr (a TODO shows there) unless it exits 0.
+# run_sum_pages SECONDS ARGS...: run it (SECONDS at most) into
+# $BATS_TEST_TMPDIR/out; fail with its stderr (a TODO shows there) unless it
+# exits 0. The limits are 10 times what a run takes here, so that a state
+# machine that starts over at every resume fails soon.
 run_sum_pages() {
-    local st=0
-    timeout 20 "$SUM_PAGES" -p "$PORT" "$@" >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" || st=$?
+    local st=0 limit="$1"
+    shift
+    timeout "$limit" "$SUM_PAGES" -p "$PORT" "$@" >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" || st=$?
     course_note_exit "$st" sum-pages
-    [ "$st" -eq 0 ] || fail "sum-pages $*: exit status $st$([ "$st" -eq 124 ] && echo ' (timed out after 20 s)')
+    [ "$st" -eq 0 ] || fail "sum-pages $*: exit status $st$([ "$st" -eq 124 ] && echo " (timed out after $limit s: does it start over at every resume?)")
 --- stderr ---
 $(cat "$BATS_TEST_TMPDIR/err")
 --- stdout (last lines) ---
@@ -59,7 +62,7 @@ min_ticks_between_pages() {
 
 @test "sum-pages: each page's word count and the total are right" {
     server_start "$HTTP_SERVER" -p 0
-    run_sum_pages -n 4 -d 10 -t 0
+    run_sum_pages 5 -n 4 -d 10 -t 0
     check_counts 4
     server_stop
 }
@@ -68,7 +71,7 @@ min_ticks_between_pages() {
     server_start "$HTTP_SERVER" -p 0
     # 300 ms delays, a tick every 10 ms: about 30 ticks between pages if the
     # state machine returns to the loop; a sleep() would leave 1 or 2
-    run_sum_pages -n 3 -d 300 -t 10
+    run_sum_pages 10 -n 3 -d 300 -t 10
     check_counts 3
     local min
     min=$(awk '/^tick/ { n++ } /^page/ { if (seen++ && (min == "" || n < min)) min = n; n = 0 }
@@ -80,7 +83,7 @@ $(tr '\n' ' ' <"$BATS_TEST_TMPDIR/out")"
 
 @test "sum-pages: while it waits for a slow server, the loop keeps ticking (at least 5 ticks per page)" {
     server_start "$HTTP_SERVER" -p 0 -d 300
-    run_sum_pages -n 3 -d 0 -t 10
+    run_sum_pages 10 -n 3 -d 0 -t 10
     check_counts 3
     local min
     min=$(min_ticks_between_pages 3)
@@ -92,7 +95,7 @@ $(tr '\n' ' ' <"$BATS_TEST_TMPDIR/out")"
 @test "sum-pages: responses cut into tiny reads, with EAGAIN at random, still add up (faults shim)" {
     server_start "$HTTP_SERVER" -p 0 -s 20000
     local st=0
-    timeout 20 env $(faults_env FAULTS_SHORT_READ=95 FAULTS_EAGAIN=30 FAULTS_SEED=3) \
+    timeout 10 env $(faults_env FAULTS_SHORT_READ=95 FAULTS_EAGAIN=30 FAULTS_SEED=3) \
         "$SUM_PAGES" -p "$PORT" -n 3 -d 0 -t 0 >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" || st=$?
     course_note_exit "$st" sum-pages
     [ "$st" -eq 0 ] || fail "sum-pages under faults: exit status $st
@@ -105,7 +108,7 @@ $(cat "$BATS_TEST_TMPDIR/err")"
     server_start "$HTTP_SERVER" -p 0
     server_stop
     local st=0
-    timeout 20 "$SUM_PAGES" -p "$PORT" -n 2 -t 5 >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" || st=$?
+    timeout 10 "$SUM_PAGES" -p "$PORT" -n 2 -t 5 >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" || st=$?
     course_note_exit "$st" sum-pages
     [ "$st" -eq 1 ] || fail "expected exit 1, got $st
 $(cat "$BATS_TEST_TMPDIR/err")"
@@ -115,6 +118,6 @@ $(cat "$BATS_TEST_TMPDIR/err")"
 
 @test "sum-pages: zero pages complete at once with a total of 0" {
     server_start "$HTTP_SERVER" -p 0
-    run_sum_pages -n 0 -t 5
+    run_sum_pages 5 -n 0 -t 5
     grep -qx "total: 0 words" "$BATS_TEST_TMPDIR/out" || fail "expected 'total: 0 words': $(cat "$BATS_TEST_TMPDIR/out")"
 }
