@@ -108,7 +108,7 @@ static void (*volatile resume_stackless)(void *frame) = tick_co;
  * over `n` tasks in turn (n = 1: one task, again and again). */
 static double time_stackless(struct tick_co **cos, long n, const struct cost_opts *o)
 {
-    double t[16];
+    double t[16] = {0}; /* runs: at most 15 (-k) */
 
     for (long k = 0; k < o->runs; k++) {
         double t0 = now_ns();
@@ -122,7 +122,7 @@ static double time_stackless(struct tick_co **cos, long n, const struct cost_opt
 
 static double time_stackful(struct tick_fiber **fs, long n, const struct cost_opts *o)
 {
-    double t[16];
+    double t[16] = {0}; /* runs: at most 15 (-k) */
 
     for (long k = 0; k < o->runs; k++) {
         double t0 = now_ns();

@@ -135,8 +135,7 @@ int main(int argc, char **argv)
     fflush(stdout);
     nested_switch(&nested); /* the resume: coro_lost() reports on stderr */
     printf("  resumed: %s; last step run: %d of 3\n",
-           nested.line == CORO_LOST ? "no case for that line, the coroutine is lost"
-                                    : "it went on",
+           nested.line == CORO_LOST ? "no case for that line, the coroutine is lost" : "it went on",
            nested.reached);
     return 0;
 }

@@ -156,8 +156,9 @@ static void fetch_upper_co(void *frame)
 
 int main(int argc, char **argv)
 {
-    const char *url = fetch_cli_parse(argc, argv, "Fetch URL and print its body in upper case, "
-                                                  "with stackless coroutine macros.");
+    const char *url = fetch_cli_parse(argc, argv,
+                                      "Fetch URL and print its body in upper case, "
+                                      "with stackless coroutine macros.");
     struct fetch_upper_co *co;
     struct loop loop;
     int err, status;

@@ -29,9 +29,9 @@
 
 /* snippet: frame */
 struct fetch_upper_sm {
-    struct task task;     /* first: the Task<string> FetchUpperAsync returns (the builder's) */
-    int state;            /* <>1__state: -1 not started or running, 0 suspended at the await, -2 done */
-    struct loop *loop;    /* the parameters, hoisted */
+    struct task task; /* first: the Task<string> FetchUpperAsync returns (the builder's) */
+    int state;        /* <>1__state: -1 not started or running, 0 suspended at the await, -2 done */
+    struct loop *loop; /* the parameters, hoisted */
     const char *url;
     struct task *awaiter; /* <>u__1: the TaskAwaiter<string> kept while suspended */
     /* `client` and `body` are not here: neither is read after the await */
@@ -47,9 +47,9 @@ static void fetch_upper_move_next(void *frame)
     size_t len;
 
     TRACE("[fetch_upper] move_next(state %d)\n", sm->state);
-    if (sm->state != 0) { /* -1: the first call, from the stub */
+    if (sm->state != 0) {                              /* -1: the first call, from the stub */
         awaiter = get_string_async(sm->loop, sm->url); /* client.GetStringAsync(url).GetAwaiter() */
-        if (!task_is_completed(awaiter)) {              /* awaiter.IsCompleted */
+        if (!task_is_completed(awaiter)) {             /* awaiter.IsCompleted */
             TRACE("[fetch_upper] GetStringAsync not completed: suspend in state 0\n");
             sm->state = 0;
             sm->awaiter = awaiter;
@@ -99,8 +99,9 @@ static struct task *fetch_upper_async(struct loop *l, const char *url)
 
 int main(int argc, char **argv)
 {
-    const char *url = fetch_cli_parse(argc, argv, "Fetch URL and print its body in upper case, "
-                                                  "with hand-written state machines.");
+    const char *url = fetch_cli_parse(argc, argv,
+                                      "Fetch URL and print its body in upper case, "
+                                      "with hand-written state machines.");
     struct loop loop;
     struct task *t;
     int err, status;

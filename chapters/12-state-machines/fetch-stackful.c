@@ -31,7 +31,7 @@ struct fetch_fiber {
     struct loop *loop;
     struct loop_wait io; /* io.fd: the socket, while get_string() has one */
     const char *url;
-    struct task result;  /* not awaited by anyone: only to report like the other two */
+    struct task result; /* not awaited by anyone: only to report like the other two */
 };
 
 static void fiber_resume_from_loop(void *frame)

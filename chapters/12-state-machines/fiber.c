@@ -83,8 +83,8 @@ int fiber_init(struct fiber *f, size_t stack_size, void (*fn)(void *arg), void *
     *f = (struct fiber){.fn = fn, .arg = arg, .map_size = stack_size + page};
     /* MAP_NORESERVE: the stack is an upper bound; pages become memory only
      * when touched. The lowest page is the guard: an overflow faults. */
-    f->map = mmap(NULL, f->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
-                  MAP_NORESERVE | MAP_STACK, -1, 0);
+    f->map = mmap(NULL, f->map_size, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
     if (f->map == MAP_FAILED)
         return -errno;
     if (mprotect(f->map, page, PROT_NONE) < 0) {
@@ -99,8 +99,8 @@ int fiber_init(struct fiber *f, size_t stack_size, void (*fn)(void *arg), void *
     f->ctx.uc_link = NULL; /* fiber__entry never returns: it switches back itself */
     makecontext(&f->ctx, fiber__entry, 0);
 #if FIBER_VALGRIND
-    f->valgrind_id = VALGRIND_STACK_REGISTER(f->ctx.uc_stack.ss_sp,
-                                             (char *)f->ctx.uc_stack.ss_sp + stack_size);
+    f->valgrind_id =
+        VALGRIND_STACK_REGISTER(f->ctx.uc_stack.ss_sp, (char *)f->ctx.uc_stack.ss_sp + stack_size);
 #endif
     return 0;
 }

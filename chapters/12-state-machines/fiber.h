@@ -22,9 +22,9 @@ struct fiber {
     void (*fn)(void *arg);
     void *arg;
     bool finished;
-    unsigned valgrind_id;          /* the stack, as registered with valgrind (0: not) */
-    void *asan_fake_stack;         /* AddressSanitizer's bookkeeping across switches */
-    const void *caller_stack;      /* the resumer's stack, for AddressSanitizer */
+    unsigned valgrind_id;     /* the stack, as registered with valgrind (0: not) */
+    void *asan_fake_stack;    /* AddressSanitizer's bookkeeping across switches */
+    const void *caller_stack; /* the resumer's stack, for AddressSanitizer */
     size_t caller_stack_size;
 };
 

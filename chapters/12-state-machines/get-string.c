@@ -35,12 +35,12 @@
 
 /* snippet: frame */
 struct get_string_sm {
-    struct task task;      /* first: the Task<string> this method returns; the frame is its box */
-    int state;             /* <>1__state: -1 running, 0..2 suspended at that await, -2 done */
-    struct loop *loop;     /* parameters, hoisted: read after an await */
-    struct http_url url;   /* (C# would keep the string; this is it, parsed) */
-    struct loop_wait io;   /* the socket's awaiter: io.fd is the socket */
-    char request[512];     /* hoisted locals: live across an await */
+    struct task task;    /* first: the Task<string> this method returns; the frame is its box */
+    int state;           /* <>1__state: -1 running, 0..2 suspended at that await, -2 done */
+    struct loop *loop;   /* parameters, hoisted: read after an await */
+    struct http_url url; /* (C# would keep the string; this is it, parsed) */
+    struct loop_wait io; /* the socket's awaiter: io.fd is the socket */
+    char request[512];   /* hoisted locals: live across an await */
     size_t request_len;
     size_t sent;
     struct buf response;

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define REQ_MAX 8192
+#define REQ_MAX  8192
 #define BODY_MAX (64L << 20)
 
 struct server_opts {
@@ -62,8 +62,8 @@ static unsigned long path_hash(const char *path)
  * path's hash, a newline every 8 words, cut to exactly `size` bytes. */
 static char *make_body(const char *path, long size, size_t *len)
 {
-    static const char *const words[] = {"state", "machine", "await", "resume", "frame",
-                                        "stack", "epoll", "socket", "task",  "loop"};
+    static const char *const words[] = {"state", "machine", "await",  "resume", "frame",
+                                        "stack", "epoll",   "socket", "task",   "loop"};
     unsigned long h = path_hash(path), k = 0;
     size_t want = size ? (size_t)size : 100 + h % 400, n;
     char *b = malloc(want + 64);

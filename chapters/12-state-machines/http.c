@@ -103,7 +103,8 @@ int http_parse_response(const char *data, size_t len, size_t *body_off, size_t *
     const char *end = memmem(data, len, "\r\n\r\n", 4), *cl;
     int status;
 
-    if (!end || len < 12 || (memcmp(data, "HTTP/1.0 ", 9) != 0 && memcmp(data, "HTTP/1.1 ", 9) != 0))
+    if (!end || len < 12 ||
+        (memcmp(data, "HTTP/1.0 ", 9) != 0 && memcmp(data, "HTTP/1.1 ", 9) != 0))
         return -EPROTO;
     if (!isdigit((unsigned char)data[9]) || !isdigit((unsigned char)data[10]) ||
         !isdigit((unsigned char)data[11]))
@@ -135,7 +136,8 @@ const char *fetch_cli_parse(int argc, char **argv, const char *summary)
             task_trace = true;
         } else {
             FILE *to = opt == 'h' ? stdout : stderr;
-            fprintf(to, "usage: %s [-v] http://ADDR:PORT/PATH\n%s\n  -v  trace every step on stderr\n",
+            fprintf(to,
+                    "usage: %s [-v] http://ADDR:PORT/PATH\n%s\n  -v  trace every step on stderr\n",
                     prog, summary);
             exit(opt == 'h' ? 0 : 2);
         }
@@ -145,8 +147,10 @@ const char *fetch_cli_parse(int argc, char **argv, const char *summary)
         exit(2);
     }
     if (http_parse_url(argv[optind], &u) < 0) {
-        fprintf(stderr, "%s: bad URL '%s': want http://ADDR:PORT/PATH, ADDR an IPv4 address\n"
-                "usage: %s [-v] http://ADDR:PORT/PATH\n", prog, argv[optind], prog);
+        fprintf(stderr,
+                "%s: bad URL '%s': want http://ADDR:PORT/PATH, ADDR an IPv4 address\n"
+                "usage: %s [-v] http://ADDR:PORT/PATH\n",
+                prog, argv[optind], prog);
         exit(2);
     }
     return argv[optind];

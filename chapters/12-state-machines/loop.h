@@ -20,17 +20,17 @@
 
 struct loop {
     int epfd;
-    int armed;              /* waits armed and not yet fired: 0 means nothing left to do */
-    bool stop;              /* loop_stop() was called */
-    unsigned long resumes;  /* continuations the loop has run */
+    int armed;             /* waits armed and not yet fired: 0 means nothing left to do */
+    bool stop;             /* loop_stop() was called */
+    unsigned long resumes; /* continuations the loop has run */
 };
 
 struct loop_wait {
     int fd;
-    bool in_epoll;                /* fd is in the interest list: re-arm with MOD, not ADD */
-    bool armed;                   /* one resume is owed */
-    void (*resume)(void *frame);  /* the continuation: a move_next() */
-    void *frame;                  /* the state machine it resumes */
+    bool in_epoll;               /* fd is in the interest list: re-arm with MOD, not ADD */
+    bool armed;                  /* one resume is owed */
+    void (*resume)(void *frame); /* the continuation: a move_next() */
+    void *frame;                 /* the state machine it resumes */
 };
 
 int loop_init(struct loop *l);

@@ -27,19 +27,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* snippet: frame */
 struct sum_pages_sm {
-    struct task task;     /* first: the Task<long> SumPagesAsync returns */
-    int state;            /* -1 running, 0 suspended at await #0, 1 at await #1, -2 done */
-    struct loop *loop;    /* the parameters */
+    struct task task; /* first: the Task<long> SumPagesAsync returns */
+    int state;        /* -1 running, 0 suspended at await #0, 1 at await #1, -2 done */
+    /* the parameters */
+    struct loop *loop;
     const char *base_url;
     int pages;
     int delay_ms;
-    int i;                /* the locals that live across an await */
+    /* the locals that live across an await */
+    int i;
     long total;
     struct task *awaiter; /* the task awaited while suspended (either await) */
 };
-/* end snippet */
 
 enum { SUM_RUNNING = -1, SUM_DONE = -2 };
 
@@ -73,7 +73,6 @@ static void sum_pages_move_next(void *frame)
     struct sum_pages_sm *sm = frame;
     char url[320];
 
-    /* snippet: move_next */
     switch (sm->state) {
     case SUM_RUNNING:
         break;
@@ -118,7 +117,6 @@ static void sum_pages_move_next(void *frame)
     sm->task.value = sm->total;
     sm->state = SUM_DONE;
     task_complete(&sm->task); /* last: it runs our awaiter's continuation */
-    /* end snippet */
 }
 
 /* The stub the compiler leaves in place of the method. */

@@ -13,8 +13,8 @@
  * (a blocking recv(), a sleep()) would stop the ticks for as long as it
  * blocked.
  */
-#include "net.h"
 #include "sum-pages.h"
+#include "net.h"
 
 #include <errno.h>
 #include <stdint.h>

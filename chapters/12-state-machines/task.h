@@ -22,9 +22,9 @@
 
 struct task {
     bool completed;
-    int error;                         /* 0, or the positive errno it failed with: the exception */
-    char what[160];                    /* the call that failed: "connect(127.0.0.1:8080)" */
-    char *str;                         /* Task<string>'s result, owned by the task until taken */
+    int error;      /* 0, or the positive errno it failed with: the exception */
+    char what[160]; /* the call that failed: "connect(127.0.0.1:8080)" */
+    char *str;      /* Task<string>'s result, owned by the task until taken */
     size_t len;
     long value;                        /* Task<long>'s result */
     void (*continuation)(void *frame); /* the awaiter's move_next, once it suspended on us */

@@ -199,18 +199,18 @@ free_port() {
     command -v valgrind >/dev/null || skip "valgrind is not installed (make deps)"
     local log="$BATS_TEST_TMPDIR/server.vg" p plog leaked
     # exit status 9 for a valgrind error, so it cannot pass for the program's own 1
-    local vg=(valgrind -q --leak-check=full --errors-for-leak-kinds=all --error-exitcode=9 --track-fds=yes) st
-    server_start "${vg[@]}" --log-file="$log" "$HTTP_SERVER" -p 0 -s 50000
+    local vg=(valgrind --leak-check=full --errors-for-leak-kinds=all --error-exitcode=9 --track-fds=yes) st
+    server_start "${vg[@]}" -q --log-file="$log" "$HTTP_SERVER" -p 0 -s 50000
     for p in "${FETCHERS[@]}"; do
         plog="$BATS_TEST_TMPDIR/$p.vg"
         # not -q: valgrind's "client switching stacks?" warning must be seen to be refused
-        timeout 60 "${vg[@]:1}" --log-file="$plog" "$(chapter_bin "$p")" \
+        timeout 60 "${vg[@]}" --log-file="$plog" "$(chapter_bin "$p")" \
             "http://127.0.0.1:$PORT/under/valgrind" >"$BATS_TEST_TMPDIR/$p.out" ||
             fail "$p under valgrind: exit status $?:
 $(cat "$plog")"
         grep -q "^YOU ASKED FOR /UNDER/VALGRIND" "$BATS_TEST_TMPDIR/$p.out" || fail "$p: wrong output under valgrind"
         st=0
-        timeout 60 "${vg[@]:1}" --log-file="$plog.refused" "$(chapter_bin "$p")" "http://127.0.0.1:1/x" \
+        timeout 60 "${vg[@]}" --log-file="$plog.refused" "$(chapter_bin "$p")" "http://127.0.0.1:1/x" \
             >/dev/null 2>&1 || st=$?
         [ "$st" -eq 1 ] || fail "$p, connection refused, under valgrind: expected exit 1, got $st:
 $(cat "$plog.refused")"

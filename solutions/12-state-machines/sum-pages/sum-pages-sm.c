@@ -30,13 +30,15 @@
 #include <string.h>
 
 struct sum_pages_sm {
-    struct task task;     /* first: the Task<long> SumPagesAsync returns */
-    int state;            /* -1 running, 0 suspended at await #0, 1 at await #1, -2 done */
-    struct loop *loop;    /* the parameters */
+    struct task task; /* first: the Task<long> SumPagesAsync returns */
+    int state;        /* -1 running, 0 suspended at await #0, 1 at await #1, -2 done */
+    /* the parameters */
+    struct loop *loop;
     const char *base_url;
     int pages;
     int delay_ms;
-    int i;                /* the locals that live across an await */
+    /* the locals that live across an await */
+    int i;
     long total;
     struct task *awaiter; /* the task awaited while suspended (either await) */
 };
@@ -73,7 +75,7 @@ static void sum_pages_move_next(void *frame)
     struct sum_pages_sm *sm = frame;
     char url[320];
 
-    /* EXERCISE BEGIN: the state machine of SumPagesAsync: jump to the saved state, two awaits in the loop, save the state before each return */
+    /* EXERCISE BEGIN: SumPagesAsync as a state machine: a switch, two awaits, state saved first */
     switch (sm->state) {
     case SUM_RUNNING:
         break;
