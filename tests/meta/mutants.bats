@@ -81,14 +81,15 @@ run_mutant() {
 }
 
 @test "every mutant in tests/meta/mutants/ is caught by the tests it names" {
-    local p survivors=0 n=0
+    local p survivors=0 n=0 t0
     for p in "$BATS_TEST_DIRNAME"/mutants/*.patch; do
         [ -f "$p" ] || continue
         n=$((n + 1))
+        t0=$SECONDS
         if run_mutant "$p" >"$BATS_TEST_TMPDIR/result"; then
-            echo "# $(cat "$BATS_TEST_TMPDIR/result")" >&3
+            echo "# $(cat "$BATS_TEST_TMPDIR/result") ($((SECONDS - t0)) s)" >&3
         else
-            echo "# $(cat "$BATS_TEST_TMPDIR/result")" >&3
+            echo "# $(cat "$BATS_TEST_TMPDIR/result") ($((SECONDS - t0)) s)" >&3
             cat "$BATS_TEST_TMPDIR/result" >&2
             survivors=$((survivors + 1))
         fi
