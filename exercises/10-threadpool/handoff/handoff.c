@@ -114,7 +114,7 @@ size_t pool_drain(struct pool *p)
 {
     size_t n = 0;
 
-    TODO("clear the wake fd, take the whole done list, then run each done callback in order with no lock held");
+    TODO("clear the wake fd, take the whole done list, then run every done callback");
     return n;
 }
 /* end snippet */

@@ -130,8 +130,7 @@ size_t pool_drain(struct pool *p)
 {
     size_t n = 0;
 
-    /* EXERCISE BEGIN: clear the wake fd, take the whole done list, then run each done callback in
-     * order with no lock held */
+    /* EXERCISE BEGIN: clear the wake fd, take the whole done list, then run every done callback */
     struct pool_job *job;
 
     handoff__clear(p); /* first: see the comment at the top of this file */
