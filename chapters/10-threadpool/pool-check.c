@@ -34,6 +34,7 @@ struct job {
 
 static pthread_t loop_thread;
 static int done_total, done_off_loop, failures;
+static bool stalled;      /* a run_loop() ended without every done call it waited for */
 static int block_fd = -1; /* read end of a pipe: block_work() waits on it */
 static struct pool *chain_pool;
 static int chain_left;
@@ -123,6 +124,7 @@ static size_t run_loop(struct pool *p, int want, int ms)
         size_t got = pool_drain(p);
         most = got > most ? got : most;
     }
+    stalled |= done_total < want;
     close(ep);
     return most;
 }
@@ -167,12 +169,12 @@ static void check_many(int n)
     for (int i = 0; i < n; i++)
         if ((err = pool_submit(&p, &jobs[i].pj, quick_work, on_done)) < 0)
             net_die(-err, "pool_submit(job %d)", i);
-    run_loop(&p, n, 10000);
+    run_loop(&p, n, 5000);
     double ms = (double)(pool_now_ns() - t0) / 1e6;
     for (int i = 0; i < n; i++)
         once += jobs[i].done_calls == 1;
     check(done_total == n && once == n, "every job's done callback runs exactly once",
-          "%d jobs, %d done calls, %d jobs with exactly one (after 10 s)", n, done_total, once);
+          "%d jobs, %d done calls, %d jobs with exactly one (after 5 s)", n, done_total, once);
     check(done_total > 0 && done_off_loop == 0, "every done callback runs on the loop thread",
           "%d of %d ran on another thread", done_off_loop, done_total);
     printf("   %d jobs submitted, run on 4 threads and handed back in %.1f ms (%.2f us per job)\n",
@@ -194,10 +196,10 @@ static void check_burst(void)
     for (int i = 0; i < 8; i++)
         pool_submit(&p, &jobs[i].pj, quick_work, on_done);
     nanosleep(&pause, NULL); /* the loop is busy elsewhere: all 8 finish meanwhile */
-    most = run_loop(&p, 8, 5000);
+    most = run_loop(&p, 8, 3000);
     check(done_total == 8 && most == 8,
           "8 jobs that finished while the loop was busy come back in one pool_drain()",
-          "%d of 8 done calls within 5 s, at most %zu from one pool_drain()", done_total, most);
+          "%d of 8 done calls within 3 s, at most %zu from one pool_drain()", done_total, most);
     check(!fd_readable_within(pool_fd(&p), 200),
           "once everything is drained, pool_fd() is not readable (the loop can sleep)",
           "pool_fd() is still readable: a level-triggered loop would spin");
@@ -205,10 +207,10 @@ static void check_burst(void)
     chain_left = 100;
     done_total = 0;
     pool_submit(&p, &jobs[0].pj, quick_work, on_chain_done);
-    run_loop(&p, 100, 5000);
+    run_loop(&p, 100, 3000);
     check(done_total == 100 && chain_left == 0,
           "a done callback can submit the next job (100 in a chain)",
-          "%d of 100 done calls within 5 s", done_total);
+          "%d of 100 done calls within 3 s", done_total);
     pool_shutdown(&p, POOL_FINISH);
 }
 
@@ -240,7 +242,7 @@ static void check_full_and_stop(enum pool_stop how)
     }
     if (write(fds[1], "x", 1) != 1) /* release the blocked thread */
         net_die(errno, "write(pipe)");
-    run_loop(&p, 1, 5000); /* the blocker's done */
+    run_loop(&p, 1, 3000); /* the blocker's done */
     wait_busy(&p, 1);      /* the sleeper has started; the quick job waits */
     pool_shutdown(&p, how);
     for (int i = 0; i < 3; i++) {
@@ -280,10 +282,17 @@ int main(int argc, char **argv)
         return 2;
     }
     loop_thread = pthread_self();
+    /* Once completions go missing, the later checks would only wait for
+     * them too: stop at the first stall. */
     check_many((int)n);
-    check_burst();
-    check_full_and_stop(POOL_CANCEL);
-    check_full_and_stop(POOL_FINISH);
+    if (!stalled)
+        check_burst();
+    if (!stalled)
+        check_full_and_stop(POOL_CANCEL);
+    if (!stalled)
+        check_full_and_stop(POOL_FINISH);
+    if (stalled)
+        printf("FAIL - done callbacks went missing: the remaining checks were not run\n");
     printf("%s\n", failures ? "some promises were broken" : "every promise was kept");
     return failures ? 1 : 0;
 }

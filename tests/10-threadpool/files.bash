@@ -5,6 +5,8 @@
 #   fetch ARGS...        file-client -p $PORT ARGS (with a timeout), via bats' run
 #   stat_of NAME         one counter from the server's STATS reply
 #   wait_stat NAME VALUE wait up to 10 s until the counter has that value
+#   wait_pool_idle       wait until no job runs or waits
+#   fetch_cmp PATH...    fetch each file, compare it byte for byte with the original
 
 # FILE_CLIENT: the client program (the chapter's: the exercise changes only the server).
 FILE_CLIENT="$BUILD/chapters/10-threadpool/file-client"
@@ -27,7 +29,7 @@ make_root() {
 
 fetch() {
     [ -x "$FILE_CLIENT" ] || fail "missing ${FILE_CLIENT#"$TOP"/}: build it first with: make -C chapters/10-threadpool"
-    run timeout 60 "$FILE_CLIENT" -p "$PORT" -t 50 "$@"
+    run timeout 60 "$FILE_CLIENT" -p "$PORT" -t "${FETCH_TIMEOUT:-50}" "$@"
 }
 
 stat_of() {
@@ -44,11 +46,22 @@ wait_stat() {
     fail "expected STATS $1 to reach $2 within 10 s, last seen '$v'"
 }
 
+# wait_pool_idle: wait up to 20 s until no job runs or waits (STATS busy 0, queued 0).
+wait_pool_idle() {
+    local i st=""
+    for ((i = 0; i < 400; i++)); do
+        st="$(timeout 20 "$FILE_CLIENT" -p "$PORT" -t 10 -S | tr '\n' ' ')"
+        [[ "$st" == *" busy 0 "* && "$st" == *" queued 0 "* ]] && return 0
+        sleep 0.05
+    done
+    fail "the pool did not become idle within 20 s: $st"
+}
+
 # fetch_cmp PATH...: each file alone, compared byte for byte with the original.
 fetch_cmp() {
     local f out="$BATS_TEST_TMPDIR/fetched"
     for f in "$@"; do
-        timeout 60 "$FILE_CLIENT" -p "$PORT" -t 50 -o "$out" "$f" ||
+        timeout 60 "$FILE_CLIENT" -p "$PORT" -t "${FETCH_TIMEOUT:-50}" -o "$out" "$f" ||
             server_gone "file-client $f failed (status $?)"
         cmp -s "$ROOT/$f" "$out" ||
             fail "$f: expected $(stat -c %s "$ROOT/$f") bytes, got $(stat -c %s "$out"); $(cmp "$ROOT/$f" "$out" 2>&1 | head -n 1)"
