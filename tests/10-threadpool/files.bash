@@ -1,0 +1,56 @@
+# tests/10-threadpool/files.bash: a served root and a client vocabulary for
+# file-server, shared by chapter.bats and handoff.bats.
+#
+#   make_root DIR        files of many sizes, a subfolder, symlinks in and out, a FIFO
+#   fetch ARGS...        file-client -p $PORT ARGS (with a timeout), via bats' run
+#   stat_of NAME         one counter from the server's STATS reply
+#   wait_stat NAME VALUE wait up to 10 s until the counter has that value
+
+# FILE_CLIENT: the client program (the chapter's: the exercise changes only the server).
+FILE_CLIENT="$BUILD/chapters/10-threadpool/file-client"
+
+make_root() {
+    local root="$1" n
+    mkdir -p "$root/sub/deeper"
+    for n in 0 1 4095 4096 4097 65536; do
+        payload "$root/f$n.bin" "$n"
+    done
+    payload "$root/big.bin" $((5 * 1024 * 1024 + 3))
+    payload "$root/slow.bin" $((1024 * 1024))
+    printf 'hello from a subfolder\n' >"$root/sub/deeper/hello.txt"
+    printf 'TOP SECRET\n' >"$root/../secret.txt"
+    ln -s sub/deeper/hello.txt "$root/link-inside"
+    ln -s ../secret.txt "$root/link-outside"
+    ln -s /etc/hostname "$root/link-absolute"
+    mkfifo "$root/fifo"
+}
+
+fetch() {
+    [ -x "$FILE_CLIENT" ] || fail "missing ${FILE_CLIENT#"$TOP"/}: build it first with: make -C chapters/10-threadpool"
+    run timeout 60 "$FILE_CLIENT" -p "$PORT" -t 50 "$@"
+}
+
+stat_of() {
+    timeout 20 "$FILE_CLIENT" -p "$PORT" -t 10 -S | awk -v k="$1" '$1 == k { print $2 }'
+}
+
+wait_stat() {
+    local i v=""
+    for ((i = 0; i < 200; i++)); do
+        v="$(stat_of "$1")"
+        [ "$v" = "$2" ] && return 0
+        sleep 0.05
+    done
+    fail "expected STATS $1 to reach $2 within 10 s, last seen '$v'"
+}
+
+# fetch_cmp PATH...: each file alone, compared byte for byte with the original.
+fetch_cmp() {
+    local f out="$BATS_TEST_TMPDIR/fetched"
+    for f in "$@"; do
+        timeout 60 "$FILE_CLIENT" -p "$PORT" -t 50 -o "$out" "$f" ||
+            server_gone "file-client $f failed (status $?)"
+        cmp -s "$ROOT/$f" "$out" ||
+            fail "$f: expected $(stat -c %s "$ROOT/$f") bytes, got $(stat -c %s "$out"); $(cmp "$ROOT/$f" "$out" 2>&1 | head -n 1)"
+    done
+}

@@ -1,0 +1,117 @@
+#!/usr/bin/env bats
+# Exercise 10-threadpool/handoff: finished jobs go back to the loop thread
+# (a done list and an eventfd wake-up). Runs against $IMPL (solutions by
+# default; `make ex` uses exercises).
+
+load ../helpers/common
+load files
+
+setup_file() {
+    export ROOT="$BATS_FILE_TMPDIR/root"
+    make_root "$ROOT"
+}
+
+setup() {
+    SERVER=("$(impl_bin handoff file-server)" -r "$ROOT")
+}
+
+# pool_check_ok CHECK...: pool-check built with this handoff.c passes each named check.
+pool_check_ok() {
+    local bin
+    bin="$(impl_bin handoff pool-check)"
+    PC_STATUS=0
+    PC_OUT="$(timeout 60 "$bin" 2>&1)" || PC_STATUS=$?
+    if ! grep -qF "ok - $1" <<<"$PC_OUT"; then
+        fail "pool-check (status $PC_STATUS): expected 'ok - $1'
+$PC_OUT"
+    fi
+    shift
+    [ $# -eq 0 ] || pool_check_more "$@"
+}
+pool_check_more() {
+    local c
+    for c in "$@"; do
+        grep -qF "ok - $c" <<<"$PC_OUT" || fail "pool-check: expected 'ok - $c'
+$PC_OUT"
+    done
+}
+
+@test "handoff: every job's done callback runs exactly once, on the loop thread" {
+    pool_check_ok "every job's done callback runs exactly once" \
+        "every done callback runs on the loop thread"
+}
+
+@test "handoff: jobs that finished while the loop was busy all come back from one pool_drain()" {
+    pool_check_ok "8 jobs that finished while the loop was busy come back in one pool_drain()"
+}
+
+@test "handoff: after a drain, the wake fd is quiet: the loop can sleep" {
+    pool_check_ok "once everything is drained, pool_fd() is not readable"
+}
+
+@test "handoff: a done callback can submit more work; shutdown cancels what never started" {
+    pool_check_ok "a done callback can submit the next job (100 in a chain)" \
+        "POOL_CANCEL: the running job finishes, the queued one gets -ECANCELED, on the loop thread" \
+        "POOL_FINISH: every queued job runs before shutdown returns"
+}
+
+@test "handoff: file-server sends a small file and a 5 MiB binary file intact" {
+    server_start "${SERVER[@]}" -p 0
+    fetch_cmp f4097.bin big.bin f0.bin
+    stop_within 5
+}
+
+@test "handoff: 30 clients at once each get their file" {
+    local i pids=() failed=0 files=(f1.bin f4096.bin f65536.bin)
+    server_start "${SERVER[@]}" -p 0 -w 3
+    for ((i = 0; i < 30; i++)); do
+        timeout 60 "$FILE_CLIENT" -p "$PORT" -o "$BATS_TEST_TMPDIR/c$i" "${files[$((i % 3))]}" &
+        pids+=($!)
+    done
+    for ((i = 0; i < 30; i++)); do
+        wait "${pids[$i]}" || failed=1
+        cmp -s "$ROOT/${files[$((i % 3))]}" "$BATS_TEST_TMPDIR/c$i" || failed=1
+    done
+    [ "$failed" -eq 0 ] || server_gone "some of 30 clients did not get their file"
+    stop_within 5
+}
+
+@test "handoff: slow reads finishing close together all reach their clients" {
+    local i pids=() failed=0
+    server_start "${SERVER[@]}" -p 0 -w 4 -s 200
+    for ((i = 0; i < 8; i++)); do
+        timeout 60 "$FILE_CLIENT" -p "$PORT" -o "$BATS_TEST_TMPDIR/s$i" slow.bin &
+        pids+=($!)
+    done
+    for ((i = 0; i < 8; i++)); do
+        wait "${pids[$i]}" || failed=1
+        cmp -s "$ROOT/slow.bin" "$BATS_TEST_TMPDIR/s$i" || failed=1
+    done
+    [ "$failed" -eq 0 ] || server_gone "some of 8 slow reads never reached their client"
+    stop_within 5
+}
+
+@test "handoff: an idle file-server does not spin after serving" {
+    local hz ticks t0
+    server_start "${SERVER[@]}" -p 0
+    fetch_cmp f4096.bin f1.bin
+    hz=$(getconf CLK_TCK)
+    t0=$(cpu_ticks "$SERVER_PID")
+    sleep 2
+    ticks=$(($(cpu_ticks "$SERVER_PID") - t0))
+    [ $((ticks * 4)) -lt $((2 * hz)) ] ||
+        fail "the idle server used $ticks CPU ticks ($hz per second) in 2 s: the wake fd stays readable?"
+    stop_within 5
+}
+
+@test "handoff: SIGTERM with reads in flight exits 0" {
+    local i
+    server_start "${SERVER[@]}" -p 0 -w 1 -s 300
+    fetch_cmp f1.bin
+    for ((i = 0; i < 3; i++)); do
+        timeout 30 "$FILE_CLIENT" -p "$PORT" -o /dev/null slow.bin 2>/dev/null &
+    done
+    wait_stat queued 2
+    stop_within 5
+    wait
+}
