@@ -32,7 +32,7 @@
 struct offload {
     struct pool pool;
     struct cio *a;
-    uint64_t count;      /* where the notify op's read of the eventfd lands */
+    uint64_t count;       /* where the notify op's read of the eventfd lands */
     struct cio_op notify; /* internal: a read of pool_fd(), through ready.c */
     struct cio_op *backlog_head, *backlog_tail; /* the pool's queue was full */
 };
