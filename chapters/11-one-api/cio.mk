@@ -6,6 +6,8 @@
 # The readiness backends read files on chapter 10's thread pool: its pool.c
 # and handoff.c are compiled from chapters/10-threadpool into pool/ here.
 
+.DEFAULT_GOAL := all # not the first rule of an included .d file
+
 CIO_DIR := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 POOL_DIR := $(abspath $(CIO_DIR)/../10-threadpool)
 
