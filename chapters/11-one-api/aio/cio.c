@@ -6,6 +6,7 @@
 #include "cio_impl.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +172,8 @@ int cio_submit(struct cio *a, struct cio_op *op)
     if (!op->cb || (unsigned)op->kind > CIO_TIMEOUT)
         return -EINVAL;
     if ((op->kind == CIO_RECV || op->kind == CIO_READ_FILE) && op->len == 0)
+        return -EINVAL;
+    if (op->len > INT_MAX) /* res, an int, must be able to say how many bytes moved */
         return -EINVAL;
     if (op->state != CIO__IDLE)
         return -EBUSY;
