@@ -171,7 +171,7 @@ static void test_cancel(struct cio *a)
     char buf[64], got[64];
     struct cio_op recv = {.kind = CIO_RECV, .buf = buf, .len = sizeof(buf), .cb = on_done};
     struct seen seen = {0};
-    int client, server, untouched = 1;
+    int client = -1, server = -1, untouched = 1;
 
     tcp_pair(a, &client, &server);
     recv.fd = server;
