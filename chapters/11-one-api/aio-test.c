@@ -1,0 +1,394 @@
+/* aio-test: the promises of cio.h, checked on the backend AIO_BACKEND picks.
+ *
+ *     make -C chapters/11-one-api
+ *     AIO_BACKEND=epoll build/chapters/11-one-api/aio-test probe|timers|cancel|files|net
+ *
+ *   probe   open the backend and print its capabilities (77 if refused here);
+ *   timers  timeouts of 300, 100, 200 and 50 ms fire in order, each no
+ *           sooner than asked and not much later; a cancelled one says
+ *           -ECANCELED and never fires;
+ *   cancel  a recv cancelled while it waits completes with -ECANCELED, and
+ *           bytes that arrive afterwards are not written into its buffer;
+ *           cancelling an op that is not in flight is -ENOENT; a recv
+ *           cancelled as its data arrives completes once, one way or the other;
+ *   files   reads at several offsets, all in flight at once, return the
+ *           file's bytes; at and past the end they return 0;
+ *   net     accept, recv, send, a send far larger than the socket buffer
+ *           (complete only when every byte is out), and 0 at end of stream.
+ *
+ * Exit status: 0 pass, 77 skip (the backend is not usable here, reason on
+ * stderr), 1 fail (every failed check on stderr), 2 usage.
+ */
+#include "aio/cio.h"
+#include "net.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL: " __VA_ARGS__);                                                 \
+            fputc('\n', stderr);                                                                   \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+/* What a callback saw: how many times it ran, and when. */
+struct seen {
+    int calls;
+    int order; /* 1 for the first op of the test to complete, 2 for the next... */
+    long long at_ms;
+};
+
+static int completed;
+static long long t0;
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static void on_done(struct cio *a, struct cio_op *op)
+{
+    struct seen *s = op->user_data;
+
+    (void)a;
+    s->calls++;
+    s->order = ++completed;
+    s->at_ms = now_ms() - t0;
+}
+
+static struct cio *open_loop(void)
+{
+    char why[256];
+    int err;
+    struct cio *a = cio_create(&err, why, sizeof(why));
+
+    if (!a) {
+        fprintf(stderr, "aio-test: %s\n", why);
+        exit(err == -EINVAL ? 2 : 77);
+    }
+    printf("backend %s\n", cio_backend_name(a));
+    return a;
+}
+
+/* Run the loop until no op is in flight, or limit_ms have passed. */
+static void run_until_idle(struct cio *a, int limit_ms)
+{
+    long long end = now_ms() + limit_ms;
+
+    while (cio_in_flight(a) > 0 && now_ms() < end)
+        if (cio_run(a, (int)(end - now_ms())) < 0)
+            break;
+    CHECK(cio_in_flight(a) == 0, "%u ops still in flight after %d ms", cio_in_flight(a), limit_ms);
+}
+
+/* Run the loop for about ms, whatever completes. */
+static void run_for(struct cio *a, int ms)
+{
+    long long end = now_ms() + ms;
+
+    while (now_ms() < end)
+        cio_run(a, (int)(end - now_ms()));
+}
+
+static void submit(struct cio *a, struct cio_op *op)
+{
+    int err = cio_submit(a, op);
+
+    CHECK(err == 0, "cio_submit(kind %d): %s", (int)op->kind, strerror(-err));
+}
+
+/* ---- timers ------------------------------------------------------------------- */
+
+static void test_timers(struct cio *a)
+{
+    static const unsigned ms[] = {300, 100, 200, 50};
+    struct cio_op ops[5];
+    struct seen seen[5] = {{0}};
+
+    t0 = now_ms();
+    for (int i = 0; i < 5; i++) {
+        ops[i] = (struct cio_op){.kind = CIO_TIMEOUT,
+                                 .timeout_ms = i < 4 ? ms[i] : 150,
+                                 .cb = on_done,
+                                 .user_data = &seen[i]};
+        submit(a, &ops[i]);
+    }
+    CHECK(cio_cancel(a, &ops[4]) == 0, "cio_cancel(timeout 150 ms) should be 0");
+    run_until_idle(a, 5000);
+    for (int i = 0; i < 4; i++) {
+        /* the cancelled one completes first, then 50, 100, 200 and 300 ms */
+        static const int want_order[] = {5, 3, 4, 2};
+        printf("timeout %u ms: res %d (%s) after %lld ms, completion number %d\n", ms[i],
+               ops[i].res, strerror(-ops[i].res), seen[i].at_ms, seen[i].order);
+        CHECK(ops[i].res == -ETIME, "timeout %u ms: res %d, expected -ETIME", ms[i], ops[i].res);
+        CHECK(seen[i].calls == 1, "timeout %u ms: %d callbacks", ms[i], seen[i].calls);
+        CHECK(seen[i].order == want_order[i], "timeout %u ms completed in position %d, expected %d",
+              ms[i], seen[i].order, want_order[i]);
+        /* a clock tick of slack below; a loaded machine's worth above */
+        CHECK(seen[i].at_ms >= ms[i] - 2 && seen[i].at_ms <= ms[i] + 1000,
+              "timeout %u ms fired after %lld ms", ms[i], seen[i].at_ms);
+    }
+    printf("timeout 150 ms, cancelled: res %d (%s), %d callback\n", ops[4].res,
+           strerror(-ops[4].res), seen[4].calls);
+    CHECK(ops[4].res == -ECANCELED, "the cancelled timeout: res %d, expected -ECANCELED",
+          ops[4].res);
+    CHECK(seen[4].calls == 1 && seen[4].order == 1, "the cancelled timeout completed first, once");
+}
+
+/* ---- sockets -------------------------------------------------------------------- */
+
+/* A connected TCP pair on loopback: *client (blocking, ours to drive by
+ * hand) and *server (attached to the loop). */
+static void tcp_pair(struct cio *a, int *client, int *server)
+{
+    int lfd = net_listen("127.0.0.1", 0, 4), port;
+
+    if (lfd < 0 || (port = net_local_port(lfd)) < 0 ||
+        (*client = net_connect("127.0.0.1", port)) < 0 || (*server = accept(lfd, NULL, NULL)) < 0) {
+        fprintf(stderr, "aio-test: a loopback TCP pair: %s\n", strerror(errno));
+        exit(1);
+    }
+    close(lfd);
+    CHECK(cio_attach(a, *server) == 0, "cio_attach(fd %d)", *server);
+}
+
+static void test_cancel(struct cio *a)
+{
+    char buf[64], got[64];
+    struct cio_op recv = {.kind = CIO_RECV, .buf = buf, .len = sizeof(buf), .cb = on_done};
+    struct seen seen = {0};
+    int client = -1, server = -1, untouched = 1;
+
+    tcp_pair(a, &client, &server);
+    recv.fd = server;
+    recv.user_data = &seen;
+    memset(buf, 0xAA, sizeof(buf));
+    t0 = now_ms();
+    submit(a, &recv);
+    run_for(a, 100); /* nothing to receive: it stays in flight */
+    CHECK(seen.calls == 0, "a recv with nothing to receive completed (res %d)", recv.res);
+    CHECK(cio_cancel(a, &recv) == 0, "cio_cancel(a waiting recv) should be 0");
+    run_until_idle(a, 5000);
+    printf("a waiting recv, cancelled: res %d (%s), %d callback\n", recv.res, strerror(-recv.res),
+           seen.calls);
+    CHECK(recv.res == -ECANCELED, "res %d, expected -ECANCELED", recv.res);
+    CHECK(seen.calls == 1, "%d callbacks, expected 1", seen.calls);
+
+    /* Bytes sent now must not land in the cancelled op's buffer... */
+    CHECK(write(client, "after", 5) == 5, "write(client)");
+    run_for(a, 200);
+    for (size_t i = 0; i < sizeof(buf); i++)
+        untouched &= (unsigned char)buf[i] == 0xAA;
+    printf("5 bytes sent after the cancel: the cancelled recv's buffer is %s\n",
+           untouched ? "untouched" : "WRITTEN");
+    CHECK(untouched, "the buffer of a cancelled recv was written after its completion");
+    /* ...and are still there for the next recv. */
+    recv.buf = got;
+    seen = (struct seen){0};
+    submit(a, &recv);
+    run_until_idle(a, 5000);
+    printf("the next recv: res %d, \"%.*s\"\n", recv.res, recv.res > 0 ? recv.res : 0, got);
+    CHECK(recv.res == 5 && memcmp(got, "after", 5) == 0, "the next recv: res %d", recv.res);
+
+    printf("cio_cancel of an op not in flight: %d (%s)\n", cio_cancel(a, &recv), strerror(ENOENT));
+    CHECK(cio_cancel(a, &recv) == -ENOENT, "cio_cancel(idle op) should be -ENOENT");
+
+    /* The race: the data is there when the op starts, the cancel follows. */
+    CHECK(write(client, "late", 4) == 4, "write(client)");
+    usleep(50 * 1000);
+    seen = (struct seen){0};
+    submit(a, &recv);
+    cio_cancel(a, &recv);
+    run_until_idle(a, 5000);
+    printf("a recv cancelled as its data arrived: %d callback, res %d (%s)\n", seen.calls, recv.res,
+           recv.res == -ECANCELED ? "cancelled" : "completed with the data");
+    CHECK(seen.calls == 1, "%d callbacks, expected exactly 1", seen.calls);
+    CHECK(recv.res == -ECANCELED || (recv.res == 4 && memcmp(got, "late", 4) == 0),
+          "res %d: neither -ECANCELED nor the 4 bytes", recv.res);
+    cio_detach(a, server);
+    close(server);
+    close(client);
+}
+
+/* snippet: big-send */
+/* A send of 8 MiB to a peer that reads 64 KiB at a time between turns of
+ * the loop: the socket buffers fill, the kernel takes the bytes in many
+ * pieces, and the op must complete once, with res 8 MiB, after the last. */
+static void test_big_send(struct cio *a, int client, int server)
+{
+    size_t n = 8u << 20, got = 0, bad = 0;
+    unsigned char *out = malloc(n), chunk[65536];
+    struct cio_op send = {.kind = CIO_SEND, .fd = server, .buf = out, .len = n, .cb = on_done};
+    struct seen seen = {0};
+    long long end = now_ms() + 30000;
+
+    for (size_t i = 0; i < n; i++)
+        out[i] = (unsigned char)(i * 131 + 7);
+    send.user_data = &seen;
+    submit(a, &send);
+    net_set_nonblocking(client);
+    while ((seen.calls == 0 || got < n) && now_ms() < end) {
+        ssize_t r = read(client, chunk, sizeof(chunk));
+        for (ssize_t i = 0; i < r; i++)
+            bad += chunk[i] != (unsigned char)((got + (size_t)i) * 131 + 7);
+        got += r > 0 ? (size_t)r : 0;
+        cio_run(a, r > 0 ? 0 : 10);
+    }
+    printf("a send of %zu bytes: res %d, %d callback, %zu bytes received, %zu wrong\n", n, send.res,
+           seen.calls, got, bad);
+    CHECK(send.res == (int)n, "the send completed with %d, expected %zu", send.res, n);
+    CHECK(seen.calls == 1 && got == n && bad == 0, "the peer got %zu of %zu bytes", got, n);
+    free(out);
+}
+/* end snippet */
+
+static void test_net(struct cio *a)
+{
+    int lfd = net_listen("127.0.0.1", 0, 4), port = net_local_port(lfd), client, server;
+    char buf[64];
+    struct seen seen = {0};
+    struct cio_op acc = {.kind = CIO_ACCEPT, .fd = lfd, .cb = on_done, .user_data = &seen};
+    struct cio_op op = {.cb = on_done, .user_data = &seen};
+
+    CHECK(cio_attach(a, lfd) == 0, "cio_attach(listener)");
+    submit(a, &acc);
+    client = net_connect("127.0.0.1", port);
+    run_until_idle(a, 5000);
+    printf("accept: res %s\n", acc.res >= 0 ? "a new fd" : strerror(-acc.res));
+    CHECK(acc.res >= 0, "accept: res %d", acc.res);
+    server = acc.res;
+    CHECK(cio_attach(a, server) == 0, "cio_attach(accepted fd %d)", server);
+
+    CHECK(write(client, "hello", 5) == 5, "write(client)");
+    op = (struct cio_op){.kind = CIO_RECV,
+                         .fd = server,
+                         .buf = buf,
+                         .len = sizeof(buf),
+                         .cb = on_done,
+                         .user_data = &seen};
+    submit(a, &op);
+    run_until_idle(a, 5000);
+    printf("recv: res %d, \"%.*s\"\n", op.res, op.res > 0 ? op.res : 0, buf);
+    CHECK(op.res == 5 && memcmp(buf, "hello", 5) == 0, "recv: res %d", op.res);
+
+    op = (struct cio_op){.kind = CIO_SEND,
+                         .fd = server,
+                         .buf = "world",
+                         .len = 5,
+                         .cb = on_done,
+                         .user_data = &seen};
+    submit(a, &op);
+    run_until_idle(a, 5000);
+    CHECK(op.res == 5 && read(client, buf, 5) == 5 && memcmp(buf, "world", 5) == 0, "send: res %d",
+          op.res);
+    printf("send: res %d, the peer read \"%.5s\"\n", op.res, buf);
+
+    test_big_send(a, client, server);
+
+    shutdown(client, SHUT_WR);
+    op = (struct cio_op){.kind = CIO_RECV,
+                         .fd = server,
+                         .buf = buf,
+                         .len = sizeof(buf),
+                         .cb = on_done,
+                         .user_data = &seen};
+    submit(a, &op);
+    run_until_idle(a, 5000);
+    printf("recv after the peer's shutdown: res %d\n", op.res);
+    CHECK(op.res == 0, "recv at end of stream: res %d, expected 0", op.res);
+    cio_detach(a, server);
+    cio_detach(a, lfd);
+    close(server);
+    close(client);
+    close(lfd);
+}
+
+/* ---- files ------------------------------------------------------------------------ */
+
+static void test_files(struct cio *a)
+{
+    static const int64_t offsets[] = {0, 4096, 65536, 99000, 100000, 200000};
+    enum { N = sizeof(offsets) / sizeof(offsets[0]), SIZE = 100000 };
+    char path[] = "/tmp/aio-test.XXXXXX", bufs[N][4096];
+    unsigned char data[SIZE];
+    struct cio_op ops[N];
+    struct seen seen[N] = {{0}};
+    int fd = mkstemp(path);
+
+    for (int i = 0; i < SIZE; i++)
+        data[i] = (unsigned char)(i * 7 + 3);
+    if (fd < 0 || write(fd, data, SIZE) != SIZE) {
+        fprintf(stderr, "aio-test: a temporary file: %s\n", strerror(errno));
+        exit(1);
+    }
+    unlink(path);
+    CHECK(cio_attach(a, fd) == 0, "cio_attach(a regular file)");
+    for (int i = 0; i < N; i++) {
+        ops[i] = (struct cio_op){.kind = CIO_READ_FILE,
+                                 .fd = fd,
+                                 .buf = bufs[i],
+                                 .len = 4096,
+                                 .offset = offsets[i],
+                                 .cb = on_done,
+                                 .user_data = &seen[i]};
+        submit(a, &ops[i]); /* all in flight at once */
+    }
+    run_until_idle(a, 10000);
+    for (int i = 0; i < N; i++) {
+        int64_t left = SIZE - offsets[i];
+        int want = left <= 0 ? 0 : left < 4096 ? (int)left : 4096;
+        int same = ops[i].res == want &&
+                   (want == 0 || memcmp(bufs[i], data + offsets[i], (size_t)want) == 0);
+        printf("read 4096 bytes at offset %lld of %d: res %d, %s\n", (long long)offsets[i], SIZE,
+               ops[i].res, same ? "the file's bytes" : "WRONG");
+        CHECK(same && seen[i].calls == 1, "read at %lld: res %d, expected %d",
+              (long long)offsets[i], ops[i].res, want);
+    }
+    cio_detach(a, fd);
+    close(fd);
+}
+
+int main(int argc, char **argv)
+{
+    struct cio *a;
+    char caps[128];
+
+    if (argc != 2) {
+        fprintf(stderr, "usage: aio-test probe|timers|cancel|files|net\n");
+        return 2;
+    }
+    a = open_loop();
+    printf("caps %s\n", cio_caps_text(cio_caps(a), caps, sizeof(caps)));
+    if (strcmp(argv[1], "probe") == 0)
+        ; /* the backend opened: that is all */
+    else if (strcmp(argv[1], "timers") == 0)
+        test_timers(a);
+    else if (strcmp(argv[1], "cancel") == 0)
+        test_cancel(a);
+    else if (strcmp(argv[1], "files") == 0)
+        test_files(a);
+    else if (strcmp(argv[1], "net") == 0)
+        test_net(a);
+    else {
+        fprintf(stderr, "aio-test: %s: not a test (timers, cancel, files, net)\n", argv[1]);
+        cio_destroy(a);
+        return 2;
+    }
+    cio_destroy(a);
+    printf("%s\n", failures ? "FAILED" : "all checks passed");
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,144 @@
+/* cio.h: one completion-style API over io_uring, epoll, kqueue and IOCP.
+ *
+ * cio ("completion I/O") is the course's library in chapters/11-one-api/aio/.
+ * It is not POSIX AIO (<aio.h>: aio_read, aio_cancel), which glibc runs on
+ * threads and which cannot accept or receive from a socket; the prefix is
+ * different so that the two never clash.
+ *
+ * The program describes a whole operation (accept on this listener, receive
+ * into this buffer, send these bytes, read this file at this offset, wake me
+ * in 50 ms) in a `struct cio_op` it owns, hands it to cio_submit(), and gets
+ * the op back later, in its callback, with `res` filled in. How the backend
+ * gets there is its own business:
+ *
+ *   io_uring, IOCP    the kernel does the operation and reports it done
+ *                     (native completions);
+ *   epoll, kqueue     the library tries the system call at once, and on
+ *                     EAGAIN waits for readiness and tries again (the
+ *                     readiness-to-completion adapter of ready.c, as .NET's
+ *                     SocketAsyncEngine and libuv do);
+ *                     regular files are never "ready": their reads go to a
+ *                     worker thread (offload.c).
+ *
+ * The backend is chosen at run time: AIO_BACKEND=uring|epoll|kqueue (and
+ * poll, where the exercise's backend is built in); by default io_uring when
+ * the kernel allows it, else epoll. AIO_TRACE=1 prints one line per op
+ * submitted, saying how it will complete.
+ *
+ * Rules (the same on every backend):
+ *   - an op belongs to the library from cio_submit() until its callback
+ *     starts, and so does its buffer: with a completion backend the kernel
+ *     writes into it at a moment of its choosing;
+ *   - every op submitted gets exactly one callback, cancelled or not;
+ *   - callbacks run only inside cio_run(), on the thread that calls it, never
+ *     inside cio_submit();
+ *   - one send at a time per socket (a second one would interleave with the
+ *     rest of a short first one);
+ *   - cio_attach() an fd before its first op, cio_detach() it before close()
+ *     and only when none of its ops is in flight.
+ */
+#ifndef CH11_CIO_H
+#define CH11_CIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef _WIN32
+#include "win.h"          /* chapter 09's Windows helpers: winsock2.h before windows.h */
+typedef uintptr_t cio_fd; /* a SOCKET or a file HANDLE */
+#else
+typedef int cio_fd;
+#endif
+
+/* snippet: kinds */
+enum cio_kind {
+    CIO_ACCEPT,    /* res: the new socket (>= 0), or -errno */
+    CIO_RECV,      /* res: 1..len bytes received, 0 at end of stream, or -errno */
+    CIO_SEND,      /* res: len (every byte is sent before it completes), or -errno */
+    CIO_READ_FILE, /* res: bytes read at `offset` (0 past the end), or -errno */
+    CIO_TIMEOUT,   /* res: -ETIME when timeout_ms have passed */
+};
+/* Any op: -ECANCELED when cio_cancel() stopped it first. */
+/* end snippet */
+
+/* Capabilities: what a backend does natively (cio_caps()). */
+enum cio_cap {
+    CIO_CAP_COMPLETION = 1u << 0,  /* the kernel does the I/O and reports it done */
+    CIO_CAP_READINESS = 1u << 1,   /* the kernel says "ready"; the library does the I/O */
+    CIO_CAP_FILE_ASYNC = 1u << 2,  /* file reads are asynchronous in the kernel itself */
+    CIO_CAP_FILE_THREAD = 1u << 3, /* file reads run on a worker thread */
+    CIO_CAP_TIMER_KERNEL = 1u << 4 /* timeouts are kernel objects, not a list in the library */
+};
+
+struct cio;
+struct cio_op;
+typedef void (*cio_cb)(struct cio *a, struct cio_op *op);
+
+/* snippet: op */
+struct cio_op {
+    /* Set by the caller before cio_submit(). */
+    enum cio_kind kind;
+    cio_fd fd;           /* the socket or file; unused by CIO_TIMEOUT */
+    void *buf;           /* RECV, READ_FILE: filled in; SEND: sent */
+    size_t len;          /* bytes at buf */
+    int64_t offset;      /* READ_FILE: where to read; -1 = the current position (a pipe) */
+    unsigned timeout_ms; /* TIMEOUT */
+    cio_cb cb;           /* called once, when the op is over */
+    void *user_data;     /* the caller's own */
+
+    /* Set before cb runs. */
+    int res; /* see enum cio_kind */
+
+    /* The library's, from cio_submit() until the callback. */
+    unsigned state;             /* CIO__IDLE, CIO__IN_FLIGHT, CIO__DONE */
+    unsigned flags;             /* CIO__INTERNAL... */
+    size_t done;                /* SEND: bytes already sent (short sends) */
+    int64_t deadline_ms;        /* TIMEOUT kept in the library's list */
+    struct cio_op *next, *prev; /* in one of the library's queues */
+    long long ts_sec, ts_nsec;  /* io_uring: the TIMEOUT's __kernel_timespec */
+#ifdef _WIN32
+    OVERLAPPED ov;   /* IOCP: the completion packet points here */
+    SOCKET accepted; /* IOCP: the socket AcceptEx connects */
+    char addrs[2 * (sizeof(struct sockaddr_in6) + 16)]; /* AcceptEx writes addresses here */
+#endif
+};
+/* end snippet */
+
+/* Create a loop on the backend AIO_BACKEND names (or the best available).
+ * Returns NULL with *err set to a negative errno; -EINVAL means AIO_BACKEND
+ * names no backend built into this program (`why` says which exist). */
+struct cio *cio_create(int *err, char *why, size_t whylen);
+/* Free the loop. Every op must be over (its callback run). */
+void cio_destroy(struct cio *a);
+
+const char *cio_backend_name(const struct cio *a);
+unsigned cio_caps(const struct cio *a);
+/* "readiness; file reads on a worker thread; timeouts in the library" */
+const char *cio_caps_text(unsigned caps, char *buf, size_t len);
+
+/* Prepare a new fd for this loop: non-blocking for readiness backends, tied
+ * to the completion port for IOCP. -errno on failure. */
+int cio_attach(struct cio *a, cio_fd fd);
+/* Forget an fd before closing it (no op of it may be in flight). */
+void cio_detach(struct cio *a, cio_fd fd);
+
+/* Start an op. 0, or -EINVAL (bad op), -EBUSY (already in flight); errors of
+ * the operation itself always arrive through the callback. */
+int cio_submit(struct cio *a, struct cio_op *op);
+
+/* snippet: cancel */
+/* Ask for an op to stop. 0: asked; the callback will come, with -ECANCELED,
+ * or with the op's own result if it finished first (a recv cancelled as its
+ * data arrived completes with the data). -ENOENT: the op is not in flight.
+ * Until that callback, the buffer still belongs to the library. */
+int cio_cancel(struct cio *a, struct cio_op *op);
+/* end snippet */
+
+/* Wait up to timeout_ms (-1: no limit) for completions and run their
+ * callbacks. Returns the number of callbacks run, or -errno. */
+int cio_run(struct cio *a, int timeout_ms);
+
+/* Ops submitted and not yet called back. */
+unsigned cio_in_flight(const struct cio *a);
+
+#endif

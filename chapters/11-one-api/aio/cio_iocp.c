@@ -1,0 +1,246 @@
+/* cio_iocp.c: the IOCP backend (Windows Vista+; built with mingw-w64 and
+ * run under Wine by the tests): native completions, as in chapter 09.
+ *
+ * Every op carries an OVERLAPPED (cio_op.ov); AcceptEx, WSARecv, WSASend
+ * and ReadFile start the operation with it, and the completion packet that
+ * GetQueuedCompletionStatusEx() returns points back at it, so
+ * CONTAINING_RECORD() finds the op. Each handle joins the port once
+ * (cio_attach). What is left for the library:
+ *   - AcceptEx needs the new socket made in advance, and the accepted socket
+ *     told which listener it came from (SO_UPDATE_ACCEPT_CONTEXT);
+ *   - a send that completes short is sent on from where it stopped;
+ *   - Windows error codes become the API's -errno (cio__errno, one place);
+ *   - IOCP has no timer to queue: timeouts live on cio.c's list, and the
+ *     wait sleeps no longer than the next one.
+ *
+ * One thread only (the loop's): the port's concurrency is 1. Chapter 09 shows
+ * a pool of threads on one port; the cio API runs callbacks on the thread
+ * that calls cio_run(), like every other backend.
+ */
+#include "cio_impl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define IOCP_BATCH 64 /* completions taken per GetQueuedCompletionStatusEx() */
+
+struct iocp_impl {
+    HANDLE port;
+    LPFN_ACCEPTEX accept_ex; /* AcceptEx is not exported: Winsock hands it out */
+};
+
+/* snippet: errno */
+/* The one place where a Windows error code becomes the API's errno. */
+static int cio__errno(DWORD err)
+{
+    switch (err) {
+    case ERROR_OPERATION_ABORTED: /* CancelIoEx, or the handle was closed (= WSA_OPERATION_ABORTED)
+                                   */
+        return ECANCELED;
+    case WSAECONNRESET:
+    case ERROR_NETNAME_DELETED: /* a reset, as an overlapped socket reports it */
+        return ECONNRESET;
+    case WSAECONNABORTED:
+    case ERROR_CONNECTION_ABORTED:
+        return ECONNABORTED;
+    case WSAEMFILE:
+        return EMFILE;
+    case WSAENOBUFS:
+        return ENOBUFS;
+    case ERROR_NOT_ENOUGH_MEMORY:
+        return ENOMEM;
+    case WSAENOTSOCK:
+    case ERROR_INVALID_HANDLE:
+        return EBADF;
+    default:
+        return EIO;
+    }
+}
+/* end snippet */
+
+static int iocp__init(struct cio *a, char *why, size_t len)
+{
+    struct iocp_impl *w = calloc(1, sizeof(*w));
+
+    if (!w)
+        return -ENOMEM;
+    /* concurrency 1: the loop's thread is the only one that waits on it */
+    if (!(w->port = CreateIoCompletionPort(INVALID_HANDLE_VALUE, NULL, 0, 1))) {
+        snprintf(why, len, "iocp: CreateIoCompletionPort: error %lu", GetLastError());
+        free(w);
+        return -EIO;
+    }
+    a->impl = w;
+    return 0;
+}
+
+static void iocp__fini(struct cio *a)
+{
+    struct iocp_impl *w = a->impl;
+
+    CloseHandle(w->port);
+    free(w);
+}
+
+static int iocp__attach(struct cio *a, cio_fd fd)
+{
+    struct iocp_impl *w = a->impl;
+
+    /* Completion key 0: the OVERLAPPED alone says which op finished. */
+    if (!CreateIoCompletionPort((HANDLE)fd, w->port, 0, 0))
+        return -cio__errno(GetLastError());
+    return 0;
+}
+
+static void iocp__detach(struct cio *a, cio_fd fd)
+{
+    (void)a;
+    (void)fd; /* closing the handle takes it off the port */
+}
+
+/* snippet: start */
+/* Start the op. true: it is under way (its packet will come, even if it
+ * finished at once); false: it failed to start, with *err set. */
+static bool iocp__start(struct cio *a, struct cio_op *op, DWORD *err)
+{
+    struct iocp_impl *w = a->impl;
+    WSABUF b = {(ULONG)(op->len - op->done), (char *)op->buf + op->done};
+    DWORD flags = 0, bytes;
+    BOOL ok;
+
+    memset(&op->ov, 0, sizeof(op->ov));
+    switch (op->kind) {
+    case CIO_ACCEPT:
+        if (!w->accept_ex)
+            w->accept_ex = (LPFN_ACCEPTEX)win_extension(op->fd, (GUID)WSAID_ACCEPTEX, "AcceptEx");
+        /* the listener is IPv4 (127.0.0.1 by default): so is the new socket */
+        op->accepted = WSASocketW(AF_INET, SOCK_STREAM, IPPROTO_TCP, NULL, 0,
+                                  WSA_FLAG_OVERLAPPED | WSA_FLAG_NO_HANDLE_INHERIT);
+        if (op->accepted == INVALID_SOCKET) {
+            *err = WSAGetLastError();
+            return false;
+        }
+        /* receive length 0: complete on connect, not on the first bytes */
+        ok = w->accept_ex(op->fd, op->accepted, op->addrs, 0, sizeof(op->addrs) / 2,
+                          sizeof(op->addrs) / 2, &bytes, &op->ov);
+        *err = ok ? 0 : (DWORD)WSAGetLastError();
+        if (*err && *err != ERROR_IO_PENDING)
+            closesocket(op->accepted);
+        break;
+    case CIO_RECV:
+        ok = WSARecv(op->fd, &b, 1, NULL, &flags, &op->ov, NULL) == 0;
+        *err = ok ? 0 : (DWORD)WSAGetLastError();
+        break;
+    case CIO_SEND:
+        ok = WSASend(op->fd, &b, 1, NULL, 0, &op->ov, NULL) == 0;
+        *err = ok ? 0 : (DWORD)WSAGetLastError();
+        break;
+    default: /* CIO_READ_FILE: the offset travels in the OVERLAPPED */
+        op->ov.Offset = (DWORD)op->offset;
+        op->ov.OffsetHigh = (DWORD)((uint64_t)op->offset >> 32);
+        ok = ReadFile((HANDLE)op->fd, op->buf, (DWORD)op->len, NULL, &op->ov);
+        *err = ok ? 0 : GetLastError();
+        break;
+    }
+    return *err == 0 || *err == ERROR_IO_PENDING; /* WSA_IO_PENDING is the same code */
+}
+/* end snippet */
+
+static void iocp__submit(struct cio *a, struct cio_op *op)
+{
+    DWORD err;
+
+    if (op->kind == CIO_TIMEOUT) {
+        cio__timer_add(a, op);
+        return;
+    }
+    if (op->kind == CIO_READ_FILE && op->offset < 0) {
+        cio__complete(a, op, -EINVAL); /* overlapped reads have no "current position" */
+        return;
+    }
+    if (iocp__start(a, op, &err))
+        return;
+    /* A read that starts past the end may fail at once: that is the API's 0. */
+    cio__complete(a, op, err == ERROR_HANDLE_EOF ? 0 : -cio__errno(err));
+}
+
+static void iocp__cancel(struct cio *a, struct cio_op *op)
+{
+    if (op->kind == CIO_TIMEOUT) {
+        if (cio__timer_remove(a, op))
+            cio__complete(a, op, -ECANCELED);
+        return;
+    }
+    /* ERROR_NOT_FOUND: it finished already; its packet is on the way. */
+    CancelIoEx((HANDLE)op->fd, &op->ov);
+}
+
+/* snippet: complete */
+/* One packet: how did the op end? */
+static void iocp__complete(struct cio *a, struct cio_op *op)
+{
+    DWORD bytes = 0, flags = 0, err = 0;
+
+    if (op->kind == CIO_READ_FILE) {
+        if (!GetOverlappedResult((HANDLE)op->fd, &op->ov, &bytes, FALSE))
+            err = GetLastError();
+    } else if (!WSAGetOverlappedResult(op->fd, &op->ov, &bytes, FALSE, &flags)) {
+        err = WSAGetLastError();
+    }
+    switch (op->kind) {
+    case CIO_ACCEPT:
+        /* Without it the socket is connected but knows no listener:
+         * getpeername(), shutdown() and setsockopt() fail on it. */
+        if (!err && setsockopt(op->accepted, SOL_SOCKET, SO_UPDATE_ACCEPT_CONTEXT, (char *)&op->fd,
+                               sizeof(op->fd)) != 0)
+            err = WSAGetLastError();
+        if (err)
+            closesocket(op->accepted);
+        /* A handle's value fits in an int: 64-bit Windows keeps them under
+         * 2^32 so that 32-bit processes can share them. */
+        cio__complete(a, op, err ? -cio__errno(err) : (int)op->accepted);
+        break;
+    case CIO_SEND:
+        if (!err && op->done + bytes < op->len && !(op->flags & CIO__CANCELLED)) {
+            op->done += bytes; /* short: send the rest before completing */
+            if (iocp__start(a, op, &err))
+                break;
+        }
+        cio__complete(a, op, err ? -cio__errno(err) : (int)(op->done + bytes));
+        break;
+    case CIO_READ_FILE:
+        cio__complete(a, op, err == ERROR_HANDLE_EOF ? 0 : err ? -cio__errno(err) : (int)bytes);
+        break;
+    default:
+        cio__complete(a, op, err ? -cio__errno(err) : (int)bytes);
+        break;
+    }
+}
+/* end snippet */
+
+static int iocp__wait(struct cio *a, int timeout_ms)
+{
+    struct iocp_impl *w = a->impl;
+    OVERLAPPED_ENTRY done[IOCP_BATCH];
+    ULONG n;
+
+    if (!GetQueuedCompletionStatusEx(w->port, done, IOCP_BATCH, &n,
+                                     timeout_ms < 0 ? INFINITE : (DWORD)timeout_ms, FALSE))
+        return GetLastError() == WAIT_TIMEOUT ? 0 : -EIO;
+    for (ULONG i = 0; i < n; i++)
+        iocp__complete(a, CONTAINING_RECORD(done[i].lpOverlapped, struct cio_op, ov));
+    return 0;
+}
+
+const struct cio_backend cio_backend_iocp = {
+    .name = "iocp",
+    .caps = CIO_CAP_COMPLETION | CIO_CAP_FILE_ASYNC,
+    .init = iocp__init,
+    .fini = iocp__fini,
+    .attach = iocp__attach,
+    .detach = iocp__detach,
+    .submit = iocp__submit,
+    .cancel = iocp__cancel,
+    .wait = iocp__wait,
+};

@@ -1,0 +1,209 @@
+/* cio_uring.c: the io_uring backend (Linux 5.6+, through liburing): native
+ * completions.
+ *
+ * Every op becomes one SQE whose user_data is the op's address; the CQE
+ * brings it back with `res` already in the API's terms (bytes, a new fd, 0
+ * at EOF, -errno, -ETIME for a timeout, -ECANCELED). SQEs are only queued
+ * by submit; the wait submits them all and waits in one io_uring_enter().
+ * What is left for the library:
+ *   - a send the kernel finished short (the socket's buffer filled) is sent
+ *     on from where it stopped before the op completes;
+ *   - cancel is one more SQE (IORING_OP_ASYNC_CANCEL), whose own CQE
+ *     carries user_data 0 and is ignored: the cancelled op reports how it
+ *     ended itself.
+ */
+#include "cio_impl.h"
+
+#include <errno.h>
+#include <liburing.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define URING_ENTRIES 256  /* SQEs; a full SQ is submitted early (uring__sqe) */
+#define URING_CQ      4096 /* CQEs: room for many completions per wait */
+
+_Static_assert(sizeof(struct __kernel_timespec) == 2 * sizeof(long long),
+               "cio_op.ts_sec/ts_nsec hold a struct __kernel_timespec");
+
+/* kernel.io_uring_disabled (6.6+): 0 allowed, 1 only for a group, 2 nobody. */
+static int uring__sysctl(void)
+{
+    FILE *f = fopen("/proc/sys/kernel/io_uring_disabled", "r");
+    int v = -1;
+
+    if (f) {
+        if (fscanf(f, "%d", &v) != 1)
+            v = -1;
+        fclose(f);
+    }
+    return v;
+}
+
+static int uring__init(struct cio *a, char *why, size_t len)
+{
+    static const int needed[] = {IORING_OP_ACCEPT, IORING_OP_RECV,    IORING_OP_SEND,
+                                 IORING_OP_READ,   IORING_OP_TIMEOUT, IORING_OP_ASYNC_CANCEL};
+    struct io_uring_params p = {.flags = IORING_SETUP_CQSIZE, .cq_entries = URING_CQ};
+    struct io_uring *ring = calloc(1, sizeof(*ring));
+    struct io_uring_probe *probe;
+    int ret;
+
+    if (!ring)
+        return -ENOMEM;
+    if ((ret = io_uring_queue_init_params(URING_ENTRIES, ring, &p)) < 0) {
+        int sysctl = uring__sysctl();
+        if (ret == -EPERM && sysctl > 0)
+            snprintf(why, len, "uring: io_uring_setup: EPERM: sysctl kernel.io_uring_disabled = %d",
+                     sysctl);
+        else if (ret == -EPERM)
+            snprintf(why, len,
+                     "uring: io_uring_setup: EPERM: a seccomp filter (a container?) "
+                     "forbids io_uring here");
+        else
+            snprintf(why, len, "uring: io_uring_setup: %s", strerror(-ret));
+        free(ring);
+        return ret;
+    }
+    /* The opcodes came in 5.5 and 5.6; a kernel without one fails the op
+     * with -EINVAL, so refuse the backend now rather than later. */
+    probe = io_uring_get_probe_ring(ring);
+    for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++) {
+        if (!probe || !io_uring_opcode_supported(probe, needed[i])) {
+            snprintf(why, len, "uring: this kernel lacks io_uring opcode %d (Linux 5.6+)",
+                     needed[i]);
+            io_uring_free_probe(probe);
+            io_uring_queue_exit(ring);
+            free(ring);
+            return -EOPNOTSUPP;
+        }
+    }
+    io_uring_free_probe(probe);
+    a->impl = ring;
+    return 0;
+}
+
+static void uring__fini(struct cio *a)
+{
+    io_uring_queue_exit(a->impl);
+    free(a->impl);
+}
+
+/* An SQE, never NULL: a full submission queue is submitted first. */
+static struct io_uring_sqe *uring__sqe(struct io_uring *ring)
+{
+    struct io_uring_sqe *sqe;
+
+    while (!(sqe = io_uring_get_sqe(ring)))
+        io_uring_submit(ring);
+    return sqe;
+}
+
+/* snippet: submit */
+static void uring__submit(struct cio *a, struct cio_op *op)
+{
+    struct io_uring_sqe *sqe = uring__sqe(a->impl);
+
+    switch (op->kind) {
+    case CIO_ACCEPT:
+        io_uring_prep_accept(sqe, op->fd, NULL, NULL, SOCK_CLOEXEC);
+        break;
+    case CIO_RECV:
+        io_uring_prep_recv(sqe, op->fd, op->buf, op->len, 0);
+        break;
+    case CIO_SEND:
+        io_uring_prep_send(sqe, op->fd, (char *)op->buf + op->done, op->len - op->done,
+                           MSG_NOSIGNAL);
+        break;
+    case CIO_READ_FILE: /* offset -1: the file position, as read(2) (5.6+) */
+        io_uring_prep_read(sqe, op->fd, op->buf, (unsigned)op->len, (__u64)op->offset);
+        break;
+    case CIO_TIMEOUT: {
+        /* The kernel reads the timespec when it takes the SQE, which is in
+         * the next wait: it lives in the op until then. */
+        struct __kernel_timespec *ts = (struct __kernel_timespec *)&op->ts_sec;
+        ts->tv_sec = op->timeout_ms / 1000;
+        ts->tv_nsec = (long long)(op->timeout_ms % 1000) * 1000000;
+        io_uring_prep_timeout(sqe, ts, 0, 0);
+        break;
+    }
+    }
+    io_uring_sqe_set_data(sqe, op);
+}
+/* end snippet */
+
+static void uring__cancel(struct cio *a, struct cio_op *op)
+{
+    struct io_uring_sqe *sqe = uring__sqe(a->impl);
+
+    io_uring_prep_cancel(sqe, op, 0);
+    io_uring_sqe_set_data(sqe, NULL); /* its own CQE is of no interest */
+}
+
+/* snippet: wait */
+static int uring__wait(struct cio *a, int timeout_ms)
+{
+    struct io_uring *ring = a->impl;
+    struct __kernel_timespec ts = {.tv_sec = timeout_ms / 1000,
+                                   .tv_nsec = (long long)(timeout_ms % 1000) * 1000000};
+    struct io_uring_cqe *cqe;
+    unsigned head, seen = 0;
+    int ret;
+
+    if (timeout_ms == 0)
+        ret = io_uring_submit(ring);
+    else
+        ret = io_uring_submit_and_wait_timeout(ring, &cqe, 1, timeout_ms < 0 ? NULL : &ts, NULL);
+    if (ret < 0 && ret != -ETIME && ret != -EINTR)
+        return ret;
+    io_uring_for_each_cqe(ring, head, cqe)
+    {
+        struct cio_op *op = io_uring_cqe_get_data(cqe);
+        seen++;
+        /* 0: a cancel's own result; LIBURING_UDATA_TIMEOUT: the timeout
+         * liburing adds itself for a wait with a timeout before 5.11 */
+        if (!op || (uintptr_t)op == LIBURING_UDATA_TIMEOUT)
+            continue;
+        if (op->kind == CIO_SEND && cqe->res > 0 && op->done + (size_t)cqe->res < op->len) {
+            op->done += (size_t)cqe->res; /* a short send: send the rest */
+            if (op->flags & CIO__CANCELLED)
+                cio__complete(a, op, -ECANCELED);
+            else
+                uring__submit(a, op);
+            continue;
+        }
+        if (op->kind == CIO_SEND && cqe->res >= 0)
+            cio__complete(a, op, (int)op->done + cqe->res);
+        else
+            cio__complete(a, op, cqe->res);
+    }
+    io_uring_cq_advance(ring, seen);
+    return 0;
+}
+/* end snippet */
+
+static int uring__attach(struct cio *a, cio_fd fd)
+{
+    (void)a;
+    (void)fd;
+    return 0; /* io_uring takes any fd as it is, blocking or not */
+}
+
+static void uring__detach(struct cio *a, cio_fd fd)
+{
+    (void)a;
+    (void)fd;
+}
+
+const struct cio_backend cio_backend_uring = {
+    .name = "uring",
+    .caps = CIO_CAP_COMPLETION | CIO_CAP_FILE_ASYNC | CIO_CAP_TIMER_KERNEL,
+    .init = uring__init,
+    .fini = uring__fini,
+    .attach = uring__attach,
+    .detach = uring__detach,
+    .submit = uring__submit,
+    .cancel = uring__cancel,
+    .wait = uring__wait,
+};

@@ -1,0 +1,454 @@
+/* echo-aio: one echo server, written once against aio.h, running on
+ * io_uring, epoll, kqueue or IOCP.
+ *
+ * The server never asks whether a socket is ready. Each connection owns two
+ * operations, a recv and a send, and the server reacts to their
+ * completions: bytes received are queued for the send; a finished send takes
+ * the next batch; a recv is kept posted while less than PENDING_MAX bytes
+ * wait to go out (backpressure: a client that never reads stops being read).
+ *
+ *     make -C chapters/11-one-api
+ *     build/chapters/11-one-api/echo-aio -p 0                   (the best backend)
+ *     AIO_BACKEND=epoll AIO_TRACE=1 build/chapters/11-one-api/echo-aio -p 0
+ *     build/common/tools/echo-client -p PORT hello              (from another terminal)
+ *     wine64 build/chapters/11-one-api/win/echo-aio.exe -p 0    (IOCP, under Wine)
+ *
+ * AIO_BACKEND=uring|epoll|kqueue picks the backend; an unknown name is an
+ * error (exit 2), a backend this machine refuses (io_uring forbidden) exits
+ * 77 with the reason. SIGINT/SIGTERM (Ctrl-C on Windows) cancel every
+ * operation, wait for each cancelled one to complete, free everything and
+ * exit 0: with a completion backend the kernel may write into a buffer until
+ * its operation completes, so no memory is freed before that.
+ */
+#include "aio/cio.h"
+#include "buf.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _WIN32
+#define sock_close(s) closesocket(s)
+#else
+#include "net.h"
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#define sock_close(s) close(s)
+#endif
+#ifdef __linux__
+#include <sys/signalfd.h>
+#endif
+
+#define RECV_CHUNK      (64 * 1024)   /* bytes one recv may bring */
+#define PENDING_MAX     (1024 * 1024) /* no recv posted while this much waits to go out */
+#define ACCEPT_RETRY_MS 1000          /* out of fds: try accepting again after this */
+#define STOP_POLL_MS    100           /* Windows: how often the loop looks at Ctrl-C */
+
+struct server;
+
+/* snippet: conn */
+struct conn {
+    struct server *srv;
+    cio_fd fd;
+    struct cio_op recv, send;
+    bool recv_busy, send_busy; /* submitted, not yet called back */
+    bool peer_eof;             /* the client half-closed: echo what is left, then close */
+    bool failed;               /* an error, or shutdown: cancel, then free */
+    /* The send op points into `sending`, which nothing touches until the send
+     * completes: the kernel may be reading it. Received bytes wait in `queued`. */
+    struct buf sending;
+    struct buf queued;
+    struct conn *prev, *next; /* the server's list of connections */
+    char rbuf[RECV_CHUNK];    /* the recv op's buffer */
+};
+/* end snippet */
+
+struct server {
+    struct cio *aio;
+    cio_fd listener;
+    struct cio_op accept, retry, stop;
+    bool accept_busy, retry_busy, stop_busy;
+    bool accept_paused; /* out of fds: waiting for a close or the retry timer */
+    int accept_errno;   /* the last accept error logged: a streak is logged once */
+    bool stopping;
+    struct conn *conns;
+    long served, open;
+#ifdef _WIN32
+    HANDLE stop_event;
+#elif defined(__linux__)
+    int stop_fd;                       /* a signalfd */
+    struct signalfd_siginfo stop_info; /* where its read lands */
+#else
+    int stop_fd; /* net_stop_pipe()'s read end */
+    char stop_info;
+#endif
+};
+
+static void conn_pump(struct conn *c);
+static void server_accept(struct server *s);
+
+static void submit_or_die(struct cio *a, struct cio_op *op)
+{
+    int err = cio_submit(a, op);
+
+    if (err < 0) { /* EINVAL or EBUSY: a bug in this program, not the network */
+        fprintf(stderr, "echo-aio: cio_submit(kind %d, fd %lld): %s\n", (int)op->kind,
+                (long long)op->fd, strerror(-err));
+        abort();
+    }
+}
+
+/* ---- one connection ---------------------------------------------------------- */
+
+static void conn_free(struct conn *c)
+{
+    struct server *s = c->srv;
+
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    cio_detach(s->aio, c->fd);
+    sock_close(c->fd);
+    buf_free(&c->sending);
+    buf_free(&c->queued);
+    free(c);
+    s->open--;
+    if (s->accept_paused && !s->stopping) /* an fd was freed: accept again */
+        server_accept(s);
+}
+
+/* snippet: on-recv */
+static void conn_on_recv(struct cio *a, struct cio_op *op)
+{
+    struct conn *c = op->user_data;
+
+    (void)a;
+    c->recv_busy = false;
+    if (op->res > 0 && buf_append(&c->queued, c->rbuf, (size_t)op->res) < 0)
+        c->failed = true; /* out of memory: drop this client, keep the others */
+    else if (op->res == 0)
+        c->peer_eof = true;
+    else if (op->res < 0)
+        c->failed = true; /* reset, or cancelled at shutdown */
+    conn_pump(c);
+}
+/* end snippet */
+
+/* snippet: on-send */
+static void conn_on_send(struct cio *a, struct cio_op *op)
+{
+    struct conn *c = op->user_data;
+
+    (void)a;
+    c->send_busy = false;
+    if (op->res >= 0 && (size_t)op->res != op->len) {
+        /* The API promises whole sends: a short one is the backend's bug. */
+        fprintf(stderr, "echo-aio: a send of %zu bytes completed with %d\n", op->len, op->res);
+        c->failed = true;
+    } else if (op->res < 0) {
+        c->failed = true;
+    } else {
+        buf_consume(&c->sending, buf_len(&c->sending));
+    }
+    conn_pump(c);
+}
+/* end snippet */
+
+/* snippet: pump */
+/* Decide what the connection needs next, after any completion. */
+static void conn_pump(struct conn *c)
+{
+    struct cio *a = c->srv->aio;
+
+    if (c->failed || c->srv->stopping) {
+        /* Nothing may be freed while an op is in flight: cancel, and come
+         * back here from its callback. */
+        if (c->recv_busy)
+            cio_cancel(a, &c->recv);
+        if (c->send_busy)
+            cio_cancel(a, &c->send);
+        if (!c->recv_busy && !c->send_busy)
+            conn_free(c);
+        return;
+    }
+    if (!c->send_busy && buf_len(&c->sending) == 0 && buf_len(&c->queued) > 0) {
+        struct buf t = c->sending; /* the queued bytes become the ones to send */
+        c->sending = c->queued;
+        c->queued = t;
+    }
+    if (!c->send_busy && buf_len(&c->sending) > 0) {
+        c->send.buf = (char *)buf_peek(&c->sending);
+        c->send.len = buf_len(&c->sending);
+        c->send_busy = true;
+        submit_or_die(a, &c->send);
+    }
+    if (!c->recv_busy && !c->peer_eof && buf_len(&c->sending) + buf_len(&c->queued) < PENDING_MAX) {
+        c->recv_busy = true;
+        submit_or_die(a, &c->recv);
+    }
+    if (c->peer_eof && !c->send_busy && !c->recv_busy && buf_len(&c->queued) == 0)
+        conn_free(c); /* everything echoed: close, and the client sees EOF */
+}
+/* end snippet */
+
+static void conn_start(struct server *s, cio_fd fd)
+{
+    struct conn *c = calloc(1, sizeof(*c));
+    int err;
+
+    if (!c || (err = cio_attach(s->aio, fd)) < 0) {
+        fprintf(stderr, "echo-aio: client fd %lld: %s, closing it\n", (long long)fd,
+                strerror(c ? -err : ENOMEM));
+        free(c);
+        sock_close(fd);
+        return;
+    }
+    c->srv = s;
+    c->fd = fd;
+    c->recv = (struct cio_op){.kind = CIO_RECV,
+                              .fd = fd,
+                              .buf = c->rbuf,
+                              .len = RECV_CHUNK,
+                              .cb = conn_on_recv,
+                              .user_data = c};
+    c->send = (struct cio_op){.kind = CIO_SEND, .fd = fd, .cb = conn_on_send, .user_data = c};
+    c->next = s->conns;
+    if (s->conns)
+        s->conns->prev = c;
+    s->conns = c;
+    s->open++;
+    s->served++;
+    conn_pump(c);
+}
+
+/* ---- accepting --------------------------------------------------------------- */
+
+static void server_on_accept(struct cio *a, struct cio_op *op)
+{
+    struct server *s = op->user_data;
+    int res = op->res;
+
+    (void)a;
+    s->accept_busy = false;
+    if (s->stopping) {
+        if (res >= 0)
+            sock_close((cio_fd)res);
+        return;
+    }
+    if (res >= 0) {
+        s->accept_errno = 0;
+#ifdef _WIN32
+        BOOL one = TRUE;
+        setsockopt((SOCKET)res, IPPROTO_TCP, TCP_NODELAY, (char *)&one, sizeof(one));
+#else
+        net_set_nodelay(res);          /* echo small messages at once, no Nagle delay */
+#endif
+        conn_start(s, (cio_fd)res);
+        server_accept(s);
+        return;
+    }
+    if (-res != s->accept_errno)
+        fprintf(stderr, "accept(fd=%lld): %s%s\n", (long long)s->listener, strerror(-res),
+                res == -EMFILE || res == -ENFILE ? ": not accepting until a connection closes"
+                                                 : "");
+    s->accept_errno = -res;
+    if (res == -EMFILE || res == -ENFILE || res == -ENOBUFS || res == -ENOMEM) {
+        /* Accepting again at once would fail again at once: a busy loop. */
+        s->accept_paused = true;
+        if (!s->retry_busy) {
+            s->retry_busy = true;
+            submit_or_die(a, &s->retry);
+        }
+        return;
+    }
+    server_accept(s); /* ECONNABORTED and the like: that client only */
+}
+
+static void server_on_retry(struct cio *a, struct cio_op *op)
+{
+    struct server *s = op->user_data;
+
+    (void)a;
+    s->retry_busy = false;
+    if (s->accept_paused && !s->stopping)
+        server_accept(s);
+}
+
+static void server_accept(struct server *s)
+{
+    s->accept_paused = false;
+    if (!s->accept_busy) {
+        s->accept_busy = true;
+        submit_or_die(s->aio, &s->accept);
+    }
+}
+
+/* ---- shutdown ------------------------------------------------------------------ */
+
+/* snippet: stop */
+/* Cancel every op; the loop in main() runs until each has called back. */
+static void server_begin_stop(struct server *s)
+{
+    struct conn *c, *next;
+
+    s->stopping = true;
+    if (s->accept_busy)
+        cio_cancel(s->aio, &s->accept);
+    if (s->retry_busy)
+        cio_cancel(s->aio, &s->retry);
+    for (c = s->conns; c; c = next) {
+        next = c->next; /* conn_pump may free c */
+        conn_pump(c);
+    }
+}
+/* end snippet */
+
+static void server_on_stop(struct cio *a, struct cio_op *op)
+{
+    struct server *s = op->user_data;
+
+    s->stop_busy = false;
+#ifdef _WIN32
+    /* Windows has no signal to read from an fd: look at the Ctrl-C event
+     * every STOP_POLL_MS (a timeout op), and stop once it is set. */
+    if (op->res != -ECANCELED && WaitForSingleObject(s->stop_event, 0) != WAIT_OBJECT_0) {
+        s->stop_busy = true;
+        submit_or_die(a, op);
+        return;
+    }
+#else
+    (void)a;
+    (void)op;
+#endif
+    if (!s->stopping)
+        server_begin_stop(s);
+}
+
+#ifndef _WIN32
+/* SIGINT and SIGTERM as something to read: a read of it is one more op,
+ * completing when a signal arrives. On Linux a signalfd, with the signals
+ * blocked so they only queue there: no handler has to run, which matters
+ * where a process asleep in io_uring_enter() is not interrupted for one
+ * (under valgrind, for example). Elsewhere the self-pipe of net.h. */
+static int stop_source(void)
+{
+#ifdef __linux__
+    sigset_t mask;
+    int fd;
+
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGTERM);
+    if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+        net_die(errno, "sigprocmask(SIG_BLOCK, SIGINT|SIGTERM)");
+    if ((fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
+        net_die(errno, "signalfd(SIGINT|SIGTERM)");
+    signal(SIGPIPE, SIG_IGN); /* sends use MSG_NOSIGNAL; this covers everything else */
+    return fd;
+#else
+    int fd = net_stop_pipe();
+
+    if (fd < 0)
+        net_die(-fd, "net_stop_pipe");
+    return fd;
+#endif
+}
+
+static void stop_source_close(int fd)
+{
+#ifdef __linux__
+    close(fd);
+#else
+    net_stop_pipe_close(fd);
+#endif
+}
+#endif
+
+static int server_exit_code(int err)
+{
+    return err == -EINVAL ? 2 : 77; /* no such backend : not here */
+}
+
+int main(int argc, char **argv)
+{
+    static struct server s; /* zeroed */
+    char why[256], caps[128];
+    int err, ret;
+
+#ifdef _WIN32
+    struct win_cli cli;
+    win_stdio_binary();
+    win_cli_parse(&cli, argc, argv, "An echo server on one completion API (aio.h).", NULL);
+#else
+    struct net_cli cli;
+    net_cli_parse(&cli, argc, argv, "An echo server on one completion API (aio.h).", NULL);
+#endif
+    if (!(s.aio = cio_create(&err, why, sizeof(why)))) {
+        fprintf(stderr, "echo-aio: %s\n", why);
+        return server_exit_code(err);
+    }
+    fprintf(stderr, "echo-aio: backend %s (%s)\n", cio_backend_name(s.aio),
+            cio_caps_text(cio_caps(s.aio), caps, sizeof(caps)));
+
+    /* Before listening: a test may send SIGTERM as soon as it sees the port. */
+#ifdef _WIN32
+    s.stop_event = win_stop_event();
+    win_sockets_start();
+    s.listener = win_listen_or_die(&cli, SOMAXCONN);
+    s.stop = (struct cio_op){.kind = CIO_TIMEOUT, .timeout_ms = STOP_POLL_MS};
+#else
+    s.stop_fd = stop_source();
+    s.listener = net_listen_or_die(&cli, SOMAXCONN);
+    s.stop = (struct cio_op){.kind = CIO_READ_FILE,
+                             .fd = s.stop_fd,
+                             .buf = &s.stop_info,
+                             .len = sizeof(s.stop_info),
+                             .offset = -1};
+    if ((err = cio_attach(s.aio, s.stop_fd)) < 0)
+        net_die(-err, "cio_attach(stop pipe fd=%d)", s.stop_fd);
+#endif
+    if ((err = cio_attach(s.aio, s.listener)) < 0) {
+        fprintf(stderr, "echo-aio: cio_attach(listener): %s\n", strerror(-err));
+        return 1;
+    }
+    s.stop.cb = server_on_stop;
+    s.stop.user_data = &s;
+    s.accept = (struct cio_op){
+        .kind = CIO_ACCEPT, .fd = s.listener, .cb = server_on_accept, .user_data = &s};
+    s.retry = (struct cio_op){
+        .kind = CIO_TIMEOUT, .timeout_ms = ACCEPT_RETRY_MS, .cb = server_on_retry, .user_data = &s};
+    s.stop_busy = true;
+    submit_or_die(s.aio, &s.stop);
+    server_accept(&s);
+
+    /* snippet: loop */
+    while (!s.stopping || cio_in_flight(s.aio) > 0) {
+        if (s.stopping && s.stop_busy)
+            cio_cancel(s.aio, &s.stop);
+        if ((ret = cio_run(s.aio, -1)) < 0) {
+            fprintf(stderr, "echo-aio: cio_run: %s\n", strerror(-ret));
+            return 1;
+        }
+    }
+    /* end snippet */
+
+    fprintf(stderr, "echo-aio: %ld connections served, %ld still open\n", s.served, s.open);
+    cio_detach(s.aio, s.listener);
+    sock_close(s.listener);
+#ifdef _WIN32
+    CloseHandle(s.stop_event);
+    cio_destroy(s.aio);
+    WSACleanup();
+#else
+    cio_detach(s.aio, s.stop_fd);
+    stop_source_close(s.stop_fd);
+    cio_destroy(s.aio);
+#endif
+    return 0;
+}
