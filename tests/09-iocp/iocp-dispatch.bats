@@ -5,7 +5,7 @@
 
 load ../helpers/common
 load ../helpers/echo_suite
-load wine
+load ../helpers/wine
 
 setup_file() { wine_setup_file; }
 teardown_file() { wine_teardown_file; }

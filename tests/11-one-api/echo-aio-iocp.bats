@@ -1,14 +1,14 @@
 #!/usr/bin/env bats
 # Chapter 11: echo-aio on the cio library's IOCP backend: the same
 # echo-aio.c, cross-compiled with mingw-w64 (chapters/11-one-api/win/) and run
-# under Wine. Wine is set up as in chapter 09 (tests/09-iocp/wine.bash: one
+# under Wine. Wine is set up as in chapter 09 (tests/helpers/wine.bash: one
 # prefix per build folder, under build/wine/; servers stopped with SIGINT,
 # which Wine delivers as Ctrl-C, because SIGTERM ends a Windows process at
 # once).
 
 load ../helpers/common
 load ../helpers/echo_suite
-load ../09-iocp/wine
+load ../helpers/wine
 
 setup_file() { wine_setup_file; }
 teardown_file() { wine_teardown_file; }

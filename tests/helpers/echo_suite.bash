@@ -625,6 +625,26 @@ $leaked
 $(cat "$log")"
 }
 
+# suite_shim_is_blind: for servers whose kernel does their I/O (io_uring).
+# The faults shim wraps libc's read(), write(), send(), recv()...; an
+# io_uring server moves its bytes with none of them (the kernel does the
+# I/O its SQEs describe), so the shim cannot inject anything. This proves
+# it: 1 MB is echoed, and the shim saw only a handful of calls (the
+# "listening on" line), none of them short or interrupted.
+suite_shim_is_blind() {
+    local calls faults
+    suite_start env $(faults_env FAULTS_SHORT_READ=50 FAULTS_SHORT_WRITE=50 FAULTS_EINTR=20)
+    payload "$BATS_TEST_TMPDIR/f" 1000000
+    suite_echo_file "$BATS_TEST_TMPDIR/f"
+    suite_stop_clean
+    calls=$(faults_count calls)
+    faults=$(($(faults_count short_reads) + $(faults_count short_writes) + $(faults_count eintr)))
+    echo "# 1 MB echoed; the faults shim intercepted $calls calls, injected $faults faults" >&3
+    [ "$calls" -lt 10 ] ||
+        fail "the shim intercepted $calls libc I/O calls: the server moves bytes with read()/write()?"
+    [ "$faults" -eq 0 ] || fail "the shim injected $faults faults into an io_uring server"
+}
+
 # ---------------------------------------------------------------------------
 # Resources over time: fds and idle connections
 # ---------------------------------------------------------------------------

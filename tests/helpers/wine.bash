@@ -1,8 +1,8 @@
-# tests/09-iocp/wine.bash: run chapter 09's Windows programs under Wine.
+# tests/helpers/wine.bash: run the course's Windows programs (chapters 09, 11) under Wine.
 #
 #   load ../helpers/common
 #   load ../helpers/echo_suite
-#   load wine
+#   load ../helpers/wine
 #   setup_file() { wine_setup_file; }
 #   teardown_file() { wine_teardown_file; }
 #   setup() { wine_require; SERVER_CMD=("$WINE" "$(chapter_bin echo-iocp.exe)"); }
