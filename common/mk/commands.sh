@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# commands.sh [-v] [--list] [README...]: run the command blocks that the
+# commands.sh [-v] [--list] [--serial] [README...]: run the command blocks that the
 # READMEs mark runnable, exactly as written, and compare their output with
 # the text where the text shows it.
 #
@@ -37,8 +37,12 @@
 # (a server started with & and never killed) is sent SIGTERM, then SIGKILL,
 # when the block ends or times out.
 #
+# Blocks that name a fixed port (-p 9000) run one after another; the others
+# run beside them, two blocks at a time in all (--serial: one at a time).
+#
 # Exit status: 0 when every block passed (or was skipped), 1 otherwise.
 # --list prints FILE:LINE and the options of every marked block, runs nothing.
+# -v shows the output of the blocks that passed too.
 set -uo pipefail
 
 top="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -46,11 +50,12 @@ cd "$top" || exit 1
 BUILD="${BUILD:-$top/build}"
 export BUILD
 
-verbose=0 list=0
+verbose=0 list=0 jobs=2
 while [ $# -gt 0 ]; do
     case "$1" in
     -v) verbose=1 ;;
     --list) list=1 ;;
+    -j1 | --serial) jobs=1 ;;
     -h | --help)
         sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'
         exit 0
@@ -237,12 +242,14 @@ run_block() {
     return 0
 }
 
-passed=0 failed=0 skipped=0 problems=0
+# Collect every block first: FILE:LINE, options, and the body in a file.
+res=$(mktemp -d) || exit 1
+trap 'rm -rf "$res"' EXIT
+wheres=() optss=() problems=0
 for readme in "${readmes[@]}"; do
     [ -f "$readme" ] || { echo "$readme: no such file" >&2; problems=$((problems + 1)); continue; }
     grep -q '^<!-- run' "$readme" || continue
-    body=$(mktemp)
-    line="" opts=""
+    line="" opts="" body=""
     while IFS= read -r l; do
         case "$l" in
         BAD$'\t'*)
@@ -250,29 +257,55 @@ for readme in "${readmes[@]}"; do
             problems=$((problems + 1))
             ;;
         END)
-            where="$readme:$line"
-            if [ "$list" = 1 ]; then
-                echo "$where${opts:+ ($opts)}"
-            else
-                t0=$(date +%s%N)
-                run_block "$where" "$opts" "$body"
-                rc=$?
-                ms=$((($(date +%s%N) - t0) / 1000000))
-                case $rc in
-                0) passed=$((passed + 1)); echo "ok    $where (${ms} ms)" ;;
-                77) skipped=$((skipped + 1)); echo "skip  $where: $skip_reason" ;;
-                *) failed=$((failed + 1)); echo "FAIL  $where (${ms} ms)" ;;
-                esac
-            fi
-            : >"$body"
+            wheres+=("$readme:$line")
+            optss+=("$opts")
+            body=""
             ;;
-        \|*) printf '%s\n' "${l#|}" >>"$body" ;;
-        *) line="${l%%$'\t'*}" opts="${l#*$'\t'}" ;;
+        \|*) printf '%s\n' "${l#|}" >>"$res/${#wheres[@]}.body" ;;
+        *) line="${l%%$'\t'*}" opts="${l#*$'\t'}" ; : >"$res/${#wheres[@]}.body" ;;
         esac
     done < <(blocks "$readme")
-    rm -f "$body"
 done
 
-[ "$list" = 1 ] && exit $((problems > 0))
+if [ "$list" = 1 ]; then
+    for i in "${!wheres[@]}"; do echo "${wheres[$i]}${optss[$i]:+ (${optss[$i]})}"; done
+    exit $((problems > 0))
+fi
+
+# Two lanes run at the same time: blocks that name a fixed port (-p 9000,
+# /dev/tcp/127.0.0.1/9000) one after another in the first, every other
+# block in the second. Each block's report goes to a file, printed in order.
+lane_ports=() lane_other=()
+for i in "${!wheres[@]}"; do
+    if [ "$jobs" -gt 1 ] && ! grep -Eq -- '-p [1-9][0-9]*|/dev/tcp/[^/]+/[1-9]' "$res/$i.body"; then
+        lane_other+=("$i")
+    else
+        lane_ports+=("$i")
+    fi
+done
+run_lane() {
+    local i t0 rc
+    for i in "$@"; do
+        t0=$(date +%s%N)
+        run_block "${wheres[$i]}" "${optss[$i]}" "$res/$i.body" >"$res/$i.report" 2>&1
+        rc=$?
+        echo "$rc $((($(date +%s%N) - t0) / 1000000)) $skip_reason" >"$res/$i.rc"
+    done
+}
+run_lane "${lane_ports[@]}" &
+lane1=$!
+run_lane "${lane_other[@]}"
+wait "$lane1"
+
+passed=0 failed=0 skipped=0
+for i in "${!wheres[@]}"; do
+    read -r rc ms reason <"$res/$i.rc"
+    cat "$res/$i.report"
+    case $rc in
+    0) passed=$((passed + 1)); echo "ok    ${wheres[$i]} (${ms} ms)" ;;
+    77) skipped=$((skipped + 1)); echo "skip  ${wheres[$i]}: $reason" ;;
+    *) failed=$((failed + 1)); echo "FAIL  ${wheres[$i]} (${ms} ms)" ;;
+    esac
+done
 echo "command blocks: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ "$problems" -eq 0 ]
