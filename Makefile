@@ -15,7 +15,7 @@ BUILD_DIRS    := $(CHAPTER_DIRS) $(SOLUTION_DIRS) $(EXERCISE_DIRS)
 SCRIPTS := common/mk
 
 .DEFAULT_GOAL := all
-.PHONY: all help setup deps doctor test ex hint progress exercises snippets lint format clean \
+.PHONY: all help setup deps doctor test ex hint progress exercises snippets book lint format clean \
         common $(BUILD_DIRS)
 
 help: ## list every target
@@ -67,6 +67,9 @@ exercises: ## regenerate exercises/ from solutions/
 
 snippets: ## rewrite the code excerpts in the READMEs from the source files
 	$(Q)$(SCRIPTS)/snippets.sh --fix
+
+book: ## the book, HTML and EPUB, from the READMEs into build/book/ (pandoc, graphviz)
+	$(Q)$(SCRIPTS)/book.sh
 
 lint: ## clang-format check and cppcheck over every C file
 	$(Q)$(SCRIPTS)/lint.sh

@@ -68,7 +68,7 @@ done
 if [ $# -gt 0 ]; then
     readmes=("$@")
 else
-    mapfile -t readmes < <(ls chapters/[0-9][0-9]-*/README.md 2>/dev/null; ls book/*.md 2>/dev/null)
+    mapfile -t readmes < <(ls chapters/[0-9][0-9]-*/README.md book/*.md 2>/dev/null | grep -v '^book/README.md$')
 fi
 
 # bats puts its own libexec folder first in PATH; a block that runs make or
@@ -90,6 +90,13 @@ blocks() {
             if ($0 ~ /^```/) { state = "body"; next }
             print "BAD\t" mark; state = ""
         }
+        # a marker shown inside another code block is an example, not a marker
+        match($0, /^```+/) {
+            if (!infence) infence = RLENGTH
+            else if (RLENGTH >= infence && $0 ~ /^`+[ \t]*$/) infence = 0
+            next
+        }
+        infence { next }
         /^<!-- run(: .*)? -->$/ {
             opts = $0; sub(/^<!-- run:? ?/, "", opts); sub(/ ?-->$/, "", opts)
             print NR "\t" opts; mark = NR; state = "fence"
