@@ -26,7 +26,8 @@ require_chromium() {
 # chromium ARGS... URL: headless, no sandbox (root, containers), no GPU.
 chromium() {
     timeout 90 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars \
-        --no-first-run --disable-extensions --allow-file-access-from-files "$@" 2>/dev/null
+        --no-first-run --disable-extensions --allow-file-access-from-files \
+        --user-data-dir="$BATS_TEST_TMPDIR/chromium-profile" "$@" 2>/dev/null
 }
 
 # the chapter pages the book must have: one per chapters/NN-slug/README.md
