@@ -68,7 +68,10 @@ done
 if [ $# -gt 0 ]; then
     readmes=("$@")
 else
-    mapfile -t readmes < <(ls chapters/[0-9][0-9]-*/README.md book/*.md 2>/dev/null | grep -v '^book/README.md$')
+    readmes=()
+    for f in chapters/[0-9][0-9]-*/README.md book/*.md; do
+        [ -f "$f" ] && [ "$f" != book/README.md ] && readmes+=("$f")
+    done
 fi
 
 # bats puts its own libexec folder first in PATH; a block that runs make or
@@ -166,7 +169,7 @@ scratch() {
 # run_block WHERE OPTIONS BODYFILE: run one block; print what went wrong.
 run_block() {
     local where="$1" opts="$2" body="$3"
-    local timeout=20 vary="" excerpt="" o mode work script out status expected actual
+    local timeout=20 vary="" excerpt="" o mode work script out status expected
     skip_reason=""
     for o in $opts; do
         case "$o" in
