@@ -125,8 +125,9 @@ done
     for i in "${!names[@]}"; do
         name="${names[$i]}"
         echo "<li><a href=\"$name.html\">$(html_text "${titles[$i]}")</a>"
-        # the page's own table of contents, its links made absolute
-        sed -n '/<!-- toc-begin -->/,/<!-- toc-end -->/p' "$out/$name.html" |
+        # the page's own table of contents, its links made absolute (not
+        # the glossary's: its sections are the letters A to Z)
+        [ "$name" = glossary ] || sed -n '/<!-- toc-begin -->/,/<!-- toc-end -->/p' "$out/$name.html" |
             sed '1d;$d' | sed "s|href=\"#|href=\"$name.html#|g"
         echo "</li>"
     done
