@@ -16,6 +16,8 @@
 #     excerpt            the text shows only some of the output lines: they
 #                        must appear in this order, others may come between
 #     requires=io_uring  skip (and say why) where io_uring is not allowed
+#     requires=plain     skip in a sanitizer build (SAN=...), for output that
+#                        sanitizers change, such as a thread's memory
 #
 # Two kinds of block:
 #
@@ -177,6 +179,12 @@ run_block() {
         vary=numbers) vary=numbers ;;
         excerpt) excerpt=1 ;;
         requires=io_uring) uring_ok || return 77 ;;
+        requires=plain)
+            if [ -n "${SAN:-}" ]; then
+                skip_reason="the text shows a build without sanitizers (SAN=$SAN here)"
+                return 77
+            fi
+            ;;
         *) echo "$where: unknown option '$o' in the run marker"; return 1 ;;
         esac
     done
