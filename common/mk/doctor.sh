@@ -22,16 +22,17 @@ have bats "runs the tests" command -v bats
 have "bats-support/assert" "test helpers" test -d /usr/lib/bats/bats-assert -o -d /usr/local/lib/bats-assert
 have bats-file "test helpers" test -d /usr/lib/bats/bats-file -o -d /usr/local/lib/bats-file
 have "GNU parallel" "bats --jobs" command -v parallel
-have liburing "io_uring chapters (07, 08)" test -f /usr/include/liburing.h
+have liburing "io_uring chapters (07, 08, 11)" test -f /usr/include/liburing.h
 have strace "counts syscalls in tests" command -v strace
 have socat "test peers" command -v socat
 have valgrind "memory checks" command -v valgrind
 have clang-format "make lint" command -v clang-format
 have cppcheck "make lint" command -v cppcheck
-have mingw-w64 "IOCP chapter (09)" command -v x86_64-w64-mingw32-gcc
+have mingw-w64 "IOCP chapters (09, 11)" command -v x86_64-w64-mingw32-gcc
 have wine64 "runs the IOCP chapter" test -x /usr/lib/wine/wine64 -o -x /usr/bin/wine64
 have pandoc "make book" command -v pandoc
 have graphviz "book diagrams" command -v dot
+have chromium "checks the book in a browser" command -v chromium
 have gnuplot "benchmark charts (14)" command -v gnuplot
 
 echo
