@@ -22,19 +22,24 @@ setup_file() {
     export BASE
 }
 
-# run_until_first_failure LOG CMD...: run CMD (a bats run in TAP form) with
-# its output in LOG, and stop it at the first "not ok": one failing test
-# kills the mutant, the rest of the file need not run. Fails if CMD failed
-# or was stopped.
+# run_until_first_failure DIR LOG CMD...: run CMD (a bats run in TAP form)
+# with its output in LOG, and stop it at the first "not ok": one failing
+# test kills the mutant, the rest of the file need not run. Fails if CMD
+# failed or was stopped. A stopped run does not reach its teardown, so what
+# it started outside its process group is stopped here: Wine's servers, whose
+# WINEPREFIX lies in the mutant's folder DIR.
 run_until_first_failure() {
-    local log="$1" pid
-    shift
+    local dir="$1" log="$2" pid p
+    shift 2
     setsid "$@" >"$log" 2>&1 &
     pid=$!
     while kill -0 "$pid" 2>/dev/null; do
         if grep -q '^not ok' "$log"; then
             kill -TERM -- -"$pid" 2>/dev/null
             wait "$pid" 2>/dev/null
+            for p in /proc/[0-9]*; do
+                grep -qzs "^WINEPREFIX=$dir/" "$p/environ" && kill -KILL "${p#/proc/}" 2>/dev/null
+            done
             return 1
         fi
         sleep 0.2
@@ -68,7 +73,7 @@ run_mutant() {
     done
     local t
     for t in $tests; do
-        if ! run_until_first_failure "$scratch/tests.log" \
+        if ! run_until_first_failure "$scratch" "$scratch/tests.log" \
             env BUILD="$scratch/build" IMPL=solutions timeout 600 bats --tap "$scratch/$t"; then
             local which
             which="$(grep -m1 '^not ok' "$scratch/tests.log" | sed 's/^not ok [0-9]* //')"
