@@ -210,12 +210,13 @@ suite_idle_no_spin() {
     suite_stop_clean
 }
 
-# With `ulimit -n 12`, accept() fails with EMFILE after a few clients. The
-# server logs it and keeps going; closing a client frees an fd and the
-# waiting ones are served. (It may spin meanwhile: see suite_fd_limit_no_spin.)
+# suite_emfile_recovers [LIMIT]: with `ulimit -n LIMIT` (12), accept() fails
+# with EMFILE after a few clients. The server logs it and keeps going; no
+# waiting client is dropped; closing a client frees an fd and the waiting
+# ones are served. (It may spin meanwhile: see suite_fd_limit_no_spin.)
 suite_emfile_recovers() {
-    local fds=() served=() waiting=() i fd line
-    server_start bash -c 'ulimit -n 12 && exec "$@"' _ "${SERVER_CMD[@]}" -p 0
+    local limit="${1:-12}" fds=() served=() waiting=() i fd line err
+    server_start bash -c 'ulimit -n "$0" && exec "$@"' "$limit" "${SERVER_CMD[@]}" -p 0
     for ((i = 0; i < 10; i++)); do
         conn_open fd
         fds+=("$fd")
@@ -224,12 +225,16 @@ suite_emfile_recovers() {
     sleep 0.5
     for ((i = 0; i < 10; i++)); do
         line=""
-        read -r -t 0.3 line <&"${fds[$i]}" || true
-        if [ "$line" = "client $i" ]; then served+=("$i"); else waiting+=("$i"); fi
+        err=$(read -r -t 0.3 line <&"${fds[$i]}" 2>&1; printf '%s' "$line")
+        case "$err" in
+        *"reset by peer"*) fail "client $i was reset under ulimit -n $limit: the server accepted it, then dropped it" ;;
+        "client $i") served+=("$i") ;;
+        *) waiting+=("$i") ;;
+        esac
     done
     server_exited && server_gone "the server died when it ran out of fds"
-    [ ${#served[@]} -gt 0 ] || fail "no client was served under ulimit -n 12"
-    [ ${#waiting[@]} -gt 0 ] || fail "all 10 clients were served under ulimit -n 12: expected EMFILE"
+    [ ${#served[@]} -gt 0 ] || fail "no client was served under ulimit -n $limit"
+    [ ${#waiting[@]} -gt 0 ] || fail "all 10 clients were served under ulimit -n $limit: expected EMFILE"
     grep -q 'Too many open files' "$SERVER_ERR" ||
         fail "expected 'accept(...): Too many open files' on stderr, got: $(cat "$SERVER_ERR")"
     for i in "${served[@]}"; do

@@ -240,8 +240,13 @@ static void server__pause_accept(struct server *s)
 }
 
 /* A new connection's knotes, in one call: READ, WRITE (disabled until there
- * is output), and its idle timer. EV_RECEIPT gives one result per change. */
-static bool server__register(struct server *s, struct conn *c)
+ * is output), and its idle timer. EV_RECEIPT gives one result per change.
+ * Returns false when the socket itself cannot be watched. When only the
+ * timer fails (EMFILE: on Linux a timer is an fd), the client is kept and
+ * served without one (it never times out), and *out_of_fds pauses
+ * accepting: closing it would reset it, and the next accept() would take the
+ * freed fd and fail the same way. */
+static bool server__register(struct server *s, struct conn *c, bool *out_of_fds)
 {
     struct kevent ch[3], res[3];
     int n = 0, got;
@@ -253,12 +258,15 @@ static bool server__register(struct server *s, struct conn *c)
                s->idle_s, c);
     if ((got = kevent(s->kq, ch, n, res, n, NULL)) < 0)
         net_die(errno, "kevent(kq=%d, register fd=%d)", s->kq, c->fd);
+    *out_of_fds = false;
     for (int i = 0; i < got; i++) {
-        if (res[i].data != 0) {
-            fprintf(stderr, "kevent(EV_ADD filter=%d fd=%d): %s\n", res[i].filter, c->fd,
-                    strerror((int)res[i].data));
+        if (res[i].data == 0)
+            continue;
+        fprintf(stderr, "kevent(EV_ADD filter=%d fd=%d): %s\n", res[i].filter, c->fd,
+                strerror((int)res[i].data));
+        if (res[i].filter != EVFILT_TIMER)
             return false;
-        }
+        *out_of_fds = true;
     }
     c->reading = true;
     return true;
@@ -268,6 +276,7 @@ static void server__accept(struct server *s, const struct kevent *ev)
 {
     /* data: how many connections wait in the backlog */
     int64_t todo = ev->data < ACCEPT_BATCH ? ev->data : ACCEPT_BATCH;
+    bool out_of_fds;
 
     for (int64_t k = 0; k < (todo > 0 ? todo : 1); k++) {
         int fd = accept(s->listen_fd, NULL, NULL);
@@ -296,8 +305,11 @@ static void server__accept(struct server *s, const struct kevent *ev)
         if (s->conns)
             s->conns->prev = c;
         s->conns = c;
-        if (!server__register(s, c)) { /* out of fds for its timer, most likely */
+        if (!server__register(s, c, &out_of_fds)) {
             conn_close(s, c);
+            continue;
+        }
+        if (out_of_fds) {
             server__pause_accept(s);
             return;
         }
