@@ -113,6 +113,49 @@ static void test_timers(void)
     rt_destroy(rt);
 }
 
+/* No timer in the heap is due before its parent. */
+static bool heap_ok(struct rt *rt)
+{
+    for (size_t i = 1; i < rt->nheap; i++)
+        if (rt->heap[i]->deadline_ms < rt->heap[(i - 1) / 2]->deadline_ms ||
+            rt->heap[i]->slot != i)
+            return false;
+    return rt->nheap == 0 || rt->heap[0]->slot == 0;
+}
+
+/* 300 delays with scattered deadlines, 150 cancelled in a scrambled order:
+ * after every removal the heap must still be a heap; then the rest go. */
+static void test_heap_order(struct rt *rt)
+{
+    enum { N = 300 };
+    static struct rt_token *tok[N];
+    static struct rt_future *f[N];
+    size_t bad = 0;
+
+    for (int i = 0; i < N; i++) {
+        tok[i] = rt_token_new(rt, NULL);
+        f[i] = rt_delay(rt, 10000 + (unsigned)((i * 7919) % 5000), tok[i]);
+    }
+    CHECK(rt->nheap == N && heap_ok(rt), "%d delays armed: heap of %zu", N, rt->nheap);
+    for (int k = 0; k < N; k++) {
+        int i = (k * 97) % N; /* 97 and 300 are coprime: every index once */
+        rt_token_cancel(tok[i]);
+        if (!heap_ok(rt) && !bad++)
+            fprintf(stderr, "the heap is out of order after cancelling timer %d (%zu left)\n", i,
+                    rt->nheap);
+        CHECK(f[i]->done && f[i]->res == -ECANCELED, "delay %d not cancelled", i);
+        CHECK(rt->nheap == (size_t)(N - k - 1), "after %d cancels the heap holds %zu", k + 1,
+              rt->nheap);
+    }
+    CHECK(bad == 0, "the heap was out of order after %zu of %d cancels", bad, N);
+    for (int i = 0; i < N; i++) {
+        rt_future_release(f[i]);
+        rt_token_free(tok[i]);
+    }
+    printf("%d timers cancelled in a scrambled order: the heap stayed ordered and ended empty\n",
+           N);
+}
+
 static void test_timer_cancel(void)
 {
     struct rt *rt = test_rt();
@@ -154,6 +197,7 @@ static void test_timer_cancel(void)
     printf("a token cancelled after its timer fired changes nothing\n");
     for (int i = 0; i < 10; i++)
         rt_token_free(toks[i]);
+    test_heap_order(rt);
     rt_destroy(rt);
 }
 

@@ -82,8 +82,6 @@ void rt__timer_add(struct rt *rt, struct rt_timer *t, unsigned ms)
  * or was removed before). */
 bool rt__timer_remove(struct rt *rt, struct rt_timer *t)
 {
-    /* EXERCISE BEGIN: take t out of the heap from its slot, put the last timer there, restore the
-     * order */
     size_t i = t->slot;
     struct rt_timer *last;
 
@@ -98,7 +96,6 @@ bool rt__timer_remove(struct rt *rt, struct rt_timer *t)
         timer__sift_down(rt, last->slot);
     }
     return true;
-    /* EXERCISE END */
 }
 /* end snippet */
 

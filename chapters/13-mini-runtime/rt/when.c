@@ -42,10 +42,8 @@ static void when__arm_done(struct rt_cont *c)
 
     w->left--;
     if (w->any) {
-        /* EXERCISE BEGIN: when_any: the first child to complete completes w with its index */
         if (!w->f.done)
             rt__future_complete(&w->f, (long)arm->index);
-        /* EXERCISE END */
     } else {
         arm->child->observed = true; /* its error travels on in w */
         if (res < 0 && w->error == 0)
