@@ -117,8 +117,7 @@ static void test_timers(void)
 static bool heap_ok(struct rt *rt)
 {
     for (size_t i = 1; i < rt->nheap; i++)
-        if (rt->heap[i]->deadline_ms < rt->heap[(i - 1) / 2]->deadline_ms ||
-            rt->heap[i]->slot != i)
+        if (rt->heap[i]->deadline_ms < rt->heap[(i - 1) / 2]->deadline_ms || rt->heap[i]->slot != i)
             return false;
     return rt->nheap == 0 || rt->heap[0]->slot == 0;
 }
