@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# chapters/13-mini-runtime/bench.sh: echo-rt against chapter 08's
+# hand-written io_uring server and a plain libuv server (echo-uv): what the
+# runtime (futures, tasks, a run queue, tokens) costs over raw completions.
+#
+#   chapters/13-mini-runtime/bench.sh [-r RUNS] [-d SECONDS] [-c "CONNS..."] [-q]
+#
+# Defaults: 3 runs of 3 s at 50 and 500 connections (median and range of
+# req/s, 128-byte messages, one in flight per connection), then system calls
+# per message under strace. -q: one 1 s run at 50 connections, no strace.
+# The server runs on CPU 1 and echo-load on CPU 0 (common/tools/bench-lib.bash).
+# io_uring rows are left out where io_uring is not allowed; echo-uv where
+# libuv1-dev is not installed.
+set -euo pipefail
+
+top="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$top"
+runs=3 secs=3 conns="50 500" quick=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+    -r) runs="$2"; shift 2 ;;
+    -d) secs="$2"; shift 2 ;;
+    -c) conns="$2"; shift 2 ;;
+    -q) quick=1 runs=1 secs=1 conns=50; shift ;;
+    -h | --help) sed -n '2,14s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    *) echo "bench.sh: unknown argument $1 (-h for help)" >&2; exit 2 ;;
+    esac
+done
+for v in "$runs" "$secs"; do
+    [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "bench.sh: -r and -d take a positive whole number, not '$v'" >&2; exit 2; }
+done
+
+make -s -C common >/dev/null
+for ch in 04-epoll 08-io_uring-echo 13-mini-runtime; do
+    make -s -C "chapters/$ch" QUIET_WHERE=1 >/dev/null
+done
+b=build/chapters
+
+source common/tools/bench-lib.bash
+bench_init
+
+BENCH_NAMES=() BENCH_CMDS=()
+add() { BENCH_NAMES+=("$1") BENCH_CMDS+=("$2"); }
+uring=0
+RT_BACKEND=uring "$b/13-mini-runtime/rt-test" probe >/dev/null 2>&1 && uring=1
+[ "$uring" = 1 ] && add "echo-rt (uring)" "env RT_BACKEND=uring $b/13-mini-runtime/echo-rt"
+add "echo-rt (epoll)" "env RT_BACKEND=epoll $b/13-mini-runtime/echo-rt"
+[ "$uring" = 1 ] && add "echo-uring (ch 08)" "$b/08-io_uring-echo/echo-uring"
+if [ -x "$b/13-mini-runtime/echo-uv" ]; then
+    add "echo-uv (libuv $(pkg-config --modversion libuv 2>/dev/null || echo '?'))" "$b/13-mini-runtime/echo-uv"
+else
+    echo "(no echo-uv: install libuv1-dev, or run make deps, then make)" >&2
+fi
+add "echo-epoll-lt (ch 04)" "$b/04-epoll/echo-epoll-lt"
+
+bench_header "$runs" "$secs"
+bench_table "$conns" "$runs" "$secs"
+[ "$quick" = 1 ] && exit 0
+bench_syscalls 50 200
