@@ -101,7 +101,8 @@ const char *http_content_type(const char *path)
     static const char *const types[][2] = {
         {".html", "text/html"},     {".txt", "text/plain"},        {".css", "text/css"},
         {".js", "text/javascript"}, {".json", "application/json"}, {".png", "image/png"},
-        {".jpg", "image/jpeg"},
+        {".jpg", "image/jpeg"},     {".c", "text/plain"},          {".h", "text/plain"},
+        {".md", "text/markdown"},
     };
     const char *dot = strrchr(path, '.');
 
