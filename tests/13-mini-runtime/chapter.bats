@@ -3,6 +3,7 @@
 # rt.bats; the echo suite against echo-rt in echo-rt-BACKEND.bats.
 
 load ../helpers/common
+load ../helpers/echo_suite
 
 # value KEY: the number after "KEY" in $output ("sequential: 531 ms" -> 531)
 value() {
@@ -63,4 +64,28 @@ value() {
     assert_failure 2
     assert_output --partial "RT_BACKEND=select: no such backend (there are: uring epoll kqueue)"
     refute_output --partial "listening on"
+}
+
+# echo-uv, the libuv reference of the benchmark: a server like any other.
+uv_setup() {
+    [ -x "$BUILD/chapters/$CHAPTER/echo-uv" ] ||
+        skip "echo-uv is not built: libuv1-dev is not installed (make deps)"
+    SERVER_CMD=("$BUILD/chapters/$CHAPTER/echo-uv")
+}
+
+@test "echo-uv (libuv reference): binary data comes back intact" {
+    uv_setup
+    suite_binary_data
+}
+@test "echo-uv (libuv reference): 50 clients at once all get their bytes back" {
+    uv_setup
+    suite_many_clients
+}
+@test "echo-uv (libuv reference): a half-closed client gets every byte, then EOF" {
+    uv_setup
+    suite_half_close
+}
+@test "echo-uv (libuv reference): SIGTERM with clients connected exits 0" {
+    uv_setup
+    suite_sigterm_with_clients
 }

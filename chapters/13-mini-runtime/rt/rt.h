@@ -60,7 +60,9 @@ int rt_shutdown_on_signals(struct rt *rt);
 
 /* Run the loop until `f` completes; return its result and release it. From
  * inside the loop (a task) this would wait for itself for ever: it says so on
- * stderr and returns -EDEADLK instead (.NET's `.Result` deadlock). */
+ * stderr and returns -EDEADLK at once, and `f` stays the caller's, to await
+ * (.NET's `.Result` deadlock). If nothing in flight could ever complete `f`,
+ * it names the tasks still waiting, releases `f` and returns -EDEADLK. */
 long rt_block_on(struct rt *rt, struct rt_future *f);
 /* Run the loop until no task is left. 0, or -EDEADLK as above. */
 int rt_run(struct rt *rt);
