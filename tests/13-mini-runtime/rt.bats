@@ -93,3 +93,22 @@ $output"
     assert_failure 2
     assert_output --partial "RT_BACKEND=select: no such backend (there are: uring epoll kqueue)"
 }
+
+@test "on epoll, a recv cancelled in flight takes its socket out of the interest set (strace: EPOLL_CTL_DEL before any byte is read)" {
+    command -v strace >/dev/null || skip "strace is not installed (make deps)"
+    strace -f -o /dev/null true 2>/dev/null || skip "strace cannot trace here (ptrace forbidden)"
+    local trace="$BATS_TEST_TMPDIR/strace"
+    # LeakSanitizer cannot work under ptrace
+    ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" RT_BACKEND=epoll \
+        run timeout 60 strace -f -e trace=epoll_ctl,recvfrom -o "$trace" "$(chapter_bin rt-test)" cancel-io
+    assert_success
+    # the first socket watched: ADD, then (the cancel) DEL, and only then data
+    run awk '
+        !fd && /EPOLL_CTL_ADD/ { match($0, /EPOLL_CTL_ADD, [0-9]+/); fd = substr($0, RSTART + 15, RLENGTH - 15); next }
+        fd && $0 ~ "recvfrom\\(" fd ", \"" { print "data before the DEL: " $0; exit 1 }
+        fd && $0 ~ "EPOLL_CTL_DEL, " fd "," { print "DEL fd " fd; exit 0 }
+        END { if (!fd) print "no EPOLL_CTL_ADD" }' "$trace"
+    echo "# $output" >&3
+    assert_success
+    assert_output --regexp "^DEL fd [0-9]+$"
+}
