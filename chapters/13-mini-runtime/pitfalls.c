@@ -110,6 +110,7 @@ static int stall(struct rt *rt, bool offload)
 /* .Result: a task blocks on a future; the runtime refuses instead of hanging. */
 struct sync_over_async {
     struct rt_task task;
+    struct rt_future *delay;
     long res;
 };
 
@@ -118,8 +119,11 @@ static void sync_over_async_step(void *frame)
     struct sync_over_async *co = frame;
 
     RT_BEGIN(co);
-    co->res = rt_block_on(co->task.f.rt, rt_delay(co->task.f.rt, 100, NULL));
+    co->delay = rt_delay(co->task.f.rt, 100, NULL);
+    co->res = rt_block_on(co->task.f.rt, co->delay); /* the mistake: refused */
     printf("rt_block_on inside a task returned %ld (%s)\n", co->res, strerror((int)-co->res));
+    RT_AWAIT(co, co->delay, co->res); /* what it should have been */
+    printf("awaited instead: %ld\n", co->res);
     RT_RETURN(co, 0);
     ASYNC_END(&co->task);
 }
@@ -162,7 +166,6 @@ int main(int argc, char **argv)
     } else if (strcmp(what, "result") == 0) {
         struct sync_over_async *s = RT_TASK_NEW(rt, struct sync_over_async, sync_over_async_step);
         rt_block_on(rt, rt_task_start(&s->task, NULL));
-        rt_run(rt); /* the delay it started still completes */
     } else {
         struct doomed *d = RT_TASK_NEW(rt, struct doomed, doomed_step);
         rt_future_release(rt_task_start(&d->task, NULL)); /* fire and forget */
