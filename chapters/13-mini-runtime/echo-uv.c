@@ -1,10 +1,11 @@
 /* echo-uv: the echo server on libuv, as a reference for echo-rt's figures.
  *
  * libuv is the event loop under Node.js: a production loop, on epoll on
- * Linux. This is the plain way to write an echo server with it, and the
- * same protocol as echo-rt's: read, then write what was read, then read
- * again (uv_read_stop while a write is in flight, which is also
- * backpressure against a client that never reads).
+ * Linux. This is an echo server written the way libuv's own benchmark
+ * server (test/echo-server.c) writes it: reading never stops; each read's
+ * buffer becomes a write request, freed when the write completes. (A
+ * client that never reads would make it queue writes without bound: a
+ * reference for throughput, not a server to copy.)
  *
  *     apt-get install libuv1-dev      (make deps installs it)
  *     make -C chapters/13-mini-runtime
@@ -22,11 +23,9 @@
 
 #define BUF_SIZE (64 * 1024)
 
-struct client {
-    uv_tcp_t tcp; /* first: the handle's address is the client's */
-    uv_write_t write;
-    uv_shutdown_t shutdown;
-    char buf[BUF_SIZE];
+struct echo_write {
+    uv_write_t req; /* first: the request's address is ours */
+    uv_buf_t buf;
 };
 
 static void uv_die(int err, const char *what)
@@ -42,57 +41,64 @@ static void client_free(uv_handle_t *h)
 
 static void client_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
-    struct client *c = (struct client *)h;
-
+    (void)h;
     (void)suggested;
-    *buf = uv_buf_init(c->buf, BUF_SIZE); /* one buffer: reading stops while it is written */
+    buf->base = malloc(BUF_SIZE);
+    buf->len = buf->base ? BUF_SIZE : 0; /* 0: libuv reports UV_ENOBUFS */
 }
 
-static void client_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf);
-
-static void client_written(uv_write_t *w, int status)
+static void client_written(uv_write_t *req, int status)
 {
-    struct client *c = w->data;
+    struct echo_write *w = (struct echo_write *)req;
 
-    if (status < 0) {
-        uv_close((uv_handle_t *)&c->tcp, client_free);
-        return;
-    }
-    uv_read_start((uv_stream_t *)&c->tcp, client_alloc, client_read);
+    (void)status; /* an error: the read side sees it too, and closes */
+    free(w->buf.base);
+    free(w);
 }
 
 static void client_shut(uv_shutdown_t *req, int status)
 {
     (void)status;
     uv_close((uv_handle_t *)req->handle, client_free);
+    free(req);
 }
 
 static void client_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 {
-    struct client *c = (struct client *)s;
-    uv_buf_t out;
+    struct echo_write *w;
+    uv_shutdown_t *shut;
 
+    if (n <= 0)
+        free(buf->base);
     if (n == 0)
-        return; /* EAGAIN, in libuv's words */
-    if (n == UV_EOF) { /* half-closed: everything is echoed already */
-        if (uv_shutdown(&c->shutdown, s, client_shut) < 0)
+        return;        /* EAGAIN, in libuv's words */
+    if (n == UV_EOF) { /* half-closed: shut down once the queued writes are out */
+        if (!(shut = malloc(sizeof(*shut))) || uv_shutdown(shut, s, client_shut) < 0) {
+            free(shut);
             uv_close((uv_handle_t *)s, client_free);
+        }
         return;
     }
     if (n < 0) {
         uv_close((uv_handle_t *)s, client_free);
         return;
     }
-    uv_read_stop(s);
-    out = uv_buf_init(buf->base, (unsigned)n);
-    c->write.data = c;
-    if (uv_write(&c->write, s, &out, 1, client_written) < 0)
+    if (!(w = malloc(sizeof(*w)))) {
+        free(buf->base);
         uv_close((uv_handle_t *)s, client_free);
+        return;
+    }
+    w->buf = uv_buf_init(buf->base, (unsigned)n);
+    if (uv_write(&w->req, s, &w->buf, 1, client_written) < 0) {
+        free(buf->base);
+        free(w);
+        uv_close((uv_handle_t *)s, client_free);
+    }
 }
 
 static void server_on_connection(uv_stream_t *server, int status)
 {
-    struct client *c;
+    uv_tcp_t *c;
 
     if (status < 0) {
         fprintf(stderr, "accept: %s\n", uv_strerror(status));
@@ -102,13 +108,13 @@ static void server_on_connection(uv_stream_t *server, int status)
         fprintf(stderr, "echo-uv: out of memory\n");
         return;
     }
-    uv_tcp_init(server->loop, &c->tcp);
-    if (uv_accept(server, (uv_stream_t *)&c->tcp) < 0) {
-        uv_close((uv_handle_t *)&c->tcp, client_free);
+    uv_tcp_init(server->loop, c);
+    if (uv_accept(server, (uv_stream_t *)c) < 0) {
+        uv_close((uv_handle_t *)c, client_free);
         return;
     }
-    uv_tcp_nodelay(&c->tcp, 1);
-    uv_read_start((uv_stream_t *)&c->tcp, client_alloc, client_read);
+    uv_tcp_nodelay(c, 1);
+    uv_read_start((uv_stream_t *)c, client_alloc, client_read);
 }
 
 static void close_any(uv_handle_t *h, void *arg)
