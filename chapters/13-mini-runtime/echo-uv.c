@@ -1,11 +1,12 @@
 /* echo-uv: the echo server on libuv, as a reference for echo-rt's figures.
  *
  * libuv is the event loop under Node.js: a production loop, on epoll on
- * Linux. This is an echo server written the way libuv's own benchmark
- * server (test/echo-server.c) writes it: reading never stops; each read's
- * buffer becomes a write request, freed when the write completes. (A
- * client that never reads would make it queue writes without bound: a
- * reference for throughput, not a server to copy.)
+ * Linux. This server uses it the way Node.js's streams do: each read is
+ * first written back with uv_try_write(), a plain write() that completes at
+ * once when the socket has room (almost always, for an echo); only what it
+ * could not send is copied into a write request, and reading stops until
+ * that request completes (backpressure). Each client has one read buffer,
+ * so the common path allocates nothing and changes no epoll registration.
  *
  *     apt-get install libuv1-dev      (make deps installs it)
  *     make -C chapters/13-mini-runtime
@@ -23,9 +24,12 @@
 
 #define BUF_SIZE (64 * 1024)
 
-struct echo_write {
-    uv_write_t req; /* first: the request's address is ours */
-    uv_buf_t buf;
+struct client {
+    uv_tcp_t tcp; /* first: the handle's address is the client's */
+    uv_write_t write;
+    uv_shutdown_t shutdown;
+    char *pending; /* the bytes uv_try_write() left, in flight in `write` */
+    char buf[BUF_SIZE];
 };
 
 static void uv_die(int err, const char *what)
@@ -36,69 +40,79 @@ static void uv_die(int err, const char *what)
 
 static void client_free(uv_handle_t *h)
 {
-    free(h);
+    struct client *c = (struct client *)h;
+
+    free(c->pending);
+    free(c);
 }
 
 static void client_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
-    (void)h;
     (void)suggested;
-    buf->base = malloc(BUF_SIZE);
-    buf->len = buf->base ? BUF_SIZE : 0; /* 0: libuv reports UV_ENOBUFS */
+    *buf = uv_buf_init(((struct client *)h)->buf, BUF_SIZE);
 }
+
+static void client_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf);
 
 static void client_written(uv_write_t *req, int status)
 {
-    struct echo_write *w = (struct echo_write *)req;
+    struct client *c = req->data;
 
-    (void)status; /* an error: the read side sees it too, and closes */
-    free(w->buf.base);
-    free(w);
+    free(c->pending);
+    c->pending = NULL;
+    if (status == 0)
+        uv_read_start((uv_stream_t *)&c->tcp, client_alloc, client_read);
 }
 
 static void client_shut(uv_shutdown_t *req, int status)
 {
     (void)status;
     uv_close((uv_handle_t *)req->handle, client_free);
-    free(req);
 }
 
 static void client_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 {
-    struct echo_write *w;
-    uv_shutdown_t *shut;
+    struct client *c = (struct client *)s;
+    uv_buf_t data, rest;
+    int sent;
 
-    if (n <= 0)
-        free(buf->base);
     if (n == 0)
         return;        /* EAGAIN, in libuv's words */
-    if (n == UV_EOF) { /* half-closed: shut down once the queued writes are out */
-        if (!(shut = malloc(sizeof(*shut))) || uv_shutdown(shut, s, client_shut) < 0) {
-            free(shut);
+    if (n == UV_EOF) { /* half-closed: shut down once the queued write is out */
+        if (uv_shutdown(&c->shutdown, s, client_shut) < 0)
             uv_close((uv_handle_t *)s, client_free);
-        }
         return;
     }
     if (n < 0) {
         uv_close((uv_handle_t *)s, client_free);
         return;
     }
-    if (!(w = malloc(sizeof(*w)))) {
-        free(buf->base);
+    data = uv_buf_init(buf->base, (unsigned)n); /* buf->len is the buffer's size */
+    sent = uv_try_write(s, &data, 1);
+    if (sent == UV_EAGAIN)
+        sent = 0;
+    if (sent < 0) {
         uv_close((uv_handle_t *)s, client_free);
         return;
     }
-    w->buf = uv_buf_init(buf->base, (unsigned)n);
-    if (uv_write(&w->req, s, &w->buf, 1, client_written) < 0) {
-        free(buf->base);
-        free(w);
+    if (sent == n)
+        return;
+    /* The socket is full: queue the rest, stop reading until it is out. */
+    if (!(c->pending = malloc((size_t)(n - sent)))) {
         uv_close((uv_handle_t *)s, client_free);
+        return;
     }
+    memcpy(c->pending, buf->base + sent, (size_t)(n - sent));
+    rest = uv_buf_init(c->pending, (unsigned)(n - sent));
+    c->write.data = c;
+    uv_read_stop(s);
+    if (uv_write(&c->write, s, &rest, 1, client_written) < 0)
+        uv_close((uv_handle_t *)s, client_free);
 }
 
 static void server_on_connection(uv_stream_t *server, int status)
 {
-    uv_tcp_t *c;
+    struct client *c;
 
     if (status < 0) {
         fprintf(stderr, "accept: %s\n", uv_strerror(status));
@@ -108,13 +122,13 @@ static void server_on_connection(uv_stream_t *server, int status)
         fprintf(stderr, "echo-uv: out of memory\n");
         return;
     }
-    uv_tcp_init(server->loop, c);
-    if (uv_accept(server, (uv_stream_t *)c) < 0) {
-        uv_close((uv_handle_t *)c, client_free);
+    uv_tcp_init(server->loop, &c->tcp);
+    if (uv_accept(server, (uv_stream_t *)&c->tcp) < 0) {
+        uv_close((uv_handle_t *)&c->tcp, client_free);
         return;
     }
-    uv_tcp_nodelay(c, 1);
-    uv_read_start((uv_stream_t *)c, client_alloc, client_read);
+    uv_tcp_nodelay(&c->tcp, 1);
+    uv_read_start((uv_stream_t *)&c->tcp, client_alloc, client_read);
 }
 
 static void close_any(uv_handle_t *h, void *arg)

@@ -89,3 +89,7 @@ uv_setup() {
     uv_setup
     suite_sigterm_with_clients
 }
+@test "echo-uv (libuv reference): a 16 MiB payload comes back intact (the uv_try_write remainder path)" {
+    uv_setup
+    suite_large_payload
+}
