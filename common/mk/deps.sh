@@ -8,13 +8,14 @@ set -euo pipefail
 
 apt_pkgs=(build-essential pkg-config liburing-dev bats bats-support bats-assert bats-file
     parallel strace socat valgrind cppcheck clang-format iproute2 procps
-    gcc-mingw-w64-x86-64 wine64 pandoc graphviz fonts-dejavu-core chromium gnuplot-nox)
+    gcc-mingw-w64-x86-64 wine64 pandoc graphviz fonts-dejavu-core chromium gnuplot-nox
+    curl wrk libuv1-dev)
 dnf_pkgs=(gcc make pkgconf-pkg-config liburing-devel bats parallel strace socat valgrind
     cppcheck clang-tools-extra iproute procps-ng mingw64-gcc wine pandoc graphviz dejavu-sans-fonts
-    chromium gnuplot)
+    chromium gnuplot curl wrk libuv-devel)
 brew_pkgs=(bats-core bats-core/bats-core/bats-support bats-core/bats-core/bats-assert
     bats-core/bats-core/bats-file parallel socat cppcheck clang-format mingw-w64 pandoc
-    graphviz gnuplot)
+    graphviz gnuplot curl wrk libuv)
 
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then

@@ -1,0 +1,660 @@
+/* rt-test: the runtime's unit tests, one group per argument.
+ *
+ *     make -C chapters/13-mini-runtime
+ *     build/chapters/13-mini-runtime/rt-test timers
+ *     RT_BACKEND=epoll build/chapters/13-mini-runtime/rt-test cancel-io
+ *
+ * Groups: probe timers timer-cancel when-all when-any tokens cancel-io errors
+ * unobserved chain N block-on-inside deadlock shutdown offload.
+ * Exit 0 when every check passed ("all checks passed"), 77 when the backend
+ * cannot run here (io_uring forbidden), 1 on a failed check, 2 on bad usage.
+ * Times are checked with bounds a loaded machine keeps (order, "within 1 s").
+ */
+#include "net.h"
+#include "rt_impl.h" /* the tests look inside: the heap's size, pending counts */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+static struct rt *test_rt(void)
+{
+    char why[256];
+    int err;
+    struct rt *rt = rt_create(&err, why, sizeof(why));
+
+    if (!rt) {
+        fprintf(stderr, "rt-test: %s\n", why);
+        exit(err == -EINVAL ? 2 : 77);
+    }
+    printf("backend %s\n", rt_backend_name(rt));
+    return rt;
+}
+
+/* ---- a task that sleeps and records when it woke --------------------------- */
+
+static int order[64], norder;
+
+struct sleeper {
+    struct rt_task task;
+    int id;
+    unsigned ms;
+    struct rt_token *tok;
+    long res;
+};
+
+static void sleeper_step(void *frame)
+{
+    struct sleeper *co = frame;
+
+    RT_BEGIN(co);
+    RT_AWAIT(co, rt_delay(co->task.f.rt, co->ms, co->tok), co->res);
+    order[norder++] = co->id;
+    RT_RETURN(co, co->res < 0 ? co->res : co->id);
+    ASYNC_END(&co->task);
+}
+
+static struct rt_future *sleep_task(struct rt *rt, int id, unsigned ms, struct rt_token *tok)
+{
+    struct sleeper *s = RT_TASK_NEW(rt, struct sleeper, sleeper_step);
+
+    s->id = id;
+    s->ms = ms;
+    s->tok = tok;
+    return rt_task_start(&s->task, tok);
+}
+
+static void test_timers(void)
+{
+    struct rt *rt = test_rt();
+    unsigned ms[] = {300, 100, 200, 50};
+    struct rt_future *f[4];
+    int64_t t0 = rt_now_ms();
+
+    norder = 0;
+    for (int i = 0; i < 4; i++)
+        f[i] = sleep_task(rt, (int)ms[i], ms[i], NULL);
+    for (int i = 0; i < 4; i++) {
+        long r = rt_block_on(rt, f[i]);
+        CHECK(r == (long)ms[i], "task %d returned %ld", i, r);
+    }
+    int64_t took = rt_now_ms() - t0;
+    CHECK(norder == 4 && order[0] == 50 && order[1] == 100 && order[2] == 200 && order[3] == 300,
+          "woke in order %d %d %d %d", order[0], order[1], order[2], order[3]);
+    CHECK(took >= 300 && took < 1300, "300 ms of timers took %lld ms", (long long)took);
+    printf("timers of 300, 100, 200, 50 ms woke in order 50 100 200 300 after %lld ms\n",
+           (long long)took);
+
+    /* Equal deadlines: the one armed first fires first. */
+    norder = 0;
+    for (int i = 0; i < 8; i++)
+        rt_future_release(sleep_task(rt, i, 100, NULL));
+    CHECK(rt_run(rt) == 0, "rt_run");
+    for (int i = 0; i < 8; i++)
+        CHECK(order[i] == i, "equal deadlines: position %d woke task %d", i, order[i]);
+    printf("8 timers of 100 ms woke in the order they were armed\n");
+    rt_destroy(rt);
+}
+
+/* No timer in the heap is due before its parent. */
+static bool heap_ok(struct rt *rt)
+{
+    for (size_t i = 1; i < rt->nheap; i++)
+        if (rt->heap[i]->deadline_ms < rt->heap[(i - 1) / 2]->deadline_ms || rt->heap[i]->slot != i)
+            return false;
+    return rt->nheap == 0 || rt->heap[0]->slot == 0;
+}
+
+/* 300 delays with scattered deadlines, 150 cancelled in a scrambled order:
+ * after every removal the heap must still be a heap; then the rest go. */
+static void test_heap_order(struct rt *rt)
+{
+    enum { N = 300 };
+    static struct rt_token *tok[N];
+    static struct rt_future *f[N];
+    size_t bad = 0;
+
+    for (int i = 0; i < N; i++) {
+        tok[i] = rt_token_new(rt, NULL);
+        f[i] = rt_delay(rt, 10000 + (unsigned)((i * 7919) % 5000), tok[i]);
+    }
+    CHECK(rt->nheap == N && heap_ok(rt), "%d delays armed: heap of %zu", N, rt->nheap);
+    for (int k = 0; k < N; k++) {
+        int i = (k * 97) % N; /* 97 and 300 are coprime: every index once */
+        rt_token_cancel(tok[i]);
+        if (!heap_ok(rt) && !bad++)
+            fprintf(stderr, "the heap is out of order after cancelling timer %d (%zu left)\n", i,
+                    rt->nheap);
+        CHECK(f[i]->done && f[i]->res == -ECANCELED, "delay %d not cancelled", i);
+        CHECK(rt->nheap == (size_t)(N - k - 1), "after %d cancels the heap holds %zu", k + 1,
+              rt->nheap);
+    }
+    CHECK(bad == 0, "the heap was out of order after %zu of %d cancels", bad, N);
+    for (int i = 0; i < N; i++) {
+        rt_future_release(f[i]);
+        rt_token_free(tok[i]);
+    }
+    printf("%d timers cancelled in a scrambled order: the heap stayed ordered and ended empty\n",
+           N);
+}
+
+static void test_timer_cancel(void)
+{
+    struct rt *rt = test_rt();
+    struct rt_token *toks[10];
+    struct rt_future *f[10];
+
+    /* Cancelled before firing: out of the heap at once, -ECANCELED. */
+    norder = 0;
+    for (int i = 0; i < 10; i++) {
+        toks[i] = rt_token_new(rt, NULL);
+        f[i] = sleep_task(rt, i, 50 + 30 * (unsigned)((i * 7) % 10), toks[i]);
+    }
+    rt_block_on(rt, rt_delay(rt, 0, NULL)); /* the tasks armed their timers */
+    CHECK(rt->nheap == 10, "heap holds %zu timers, expected 10", rt->nheap);
+    for (int i = 1; i < 10; i += 2)
+        rt_token_cancel(toks[i]); /* from the middle of the heap */
+    CHECK(rt->nheap == 5, "after 5 cancels the heap holds %zu timers, expected 5", rt->nheap);
+    for (int i = 0; i < 10; i++) {
+        long r = rt_block_on(rt, f[i]);
+        CHECK(i % 2 ? r == -ECANCELED : r == i, "task %d: %ld", i, r);
+    }
+    for (int i = 0, last = -1; i < norder; i++) {
+        int ms = 50 + 30 * ((order[i] * 7) % 10);
+        if (order[i] % 2 == 0) {
+            CHECK(ms >= last, "timer of %d ms fired after one of %d ms", ms, last);
+            last = ms;
+        }
+    }
+    printf("5 timers cancelled from the middle of the heap: -ECANCELED at once, the other 5 "
+           "fired in deadline order\n");
+
+    /* Cancelled after firing: nothing happens, the result stays 0. */
+    struct rt_future *d = rt_delay(rt, 10, toks[0]);
+    rt_future_ref(d);
+    CHECK(rt_block_on(rt, d) == 0, "a fired delay");
+    rt_token_cancel(toks[0]);
+    CHECK(d->res == 0 && rt->nheap == 0, "cancel after firing changed res to %ld", d->res);
+    rt_future_release(d);
+    printf("a token cancelled after its timer fired changes nothing\n");
+    for (int i = 0; i < 10; i++)
+        rt_token_free(toks[i]);
+    test_heap_order(rt);
+    rt_destroy(rt);
+}
+
+/* ---- combinators ---------------------------------------------------------------- */
+
+static void test_when_all(void)
+{
+    struct rt *rt = test_rt();
+    struct rt_future *f[3];
+    unsigned ms[] = {200, 150, 180};
+    int64_t t0 = rt_now_ms();
+
+    for (int i = 0; i < 3; i++)
+        f[i] = sleep_task(rt, i, ms[i], NULL);
+    long r = rt_block_on(rt, rt_when_all(rt, f, 3));
+    int64_t took = rt_now_ms() - t0;
+    CHECK(r == 0, "when_all: %ld", r);
+    for (int i = 0; i < 3; i++)
+        CHECK(f[i]->done && rt_future_take(f[i]) == i, "child %d", i);
+    CHECK(took >= 200 && took < 450, "when_all of 200, 150, 180 ms took %lld ms", (long long)took);
+    printf("when_all of 200, 150, 180 ms: 0 after %lld ms, not their sum\n", (long long)took);
+
+    /* One child fails: when_all waits for all, then says the error. */
+    struct rt_token *tok = rt_token_new(rt, NULL);
+    f[0] = sleep_task(rt, 0, 100, NULL);
+    f[1] = sleep_task(rt, 1, 5000, tok);
+    f[2] = sleep_task(rt, 2, 150, NULL);
+    rt_token_cancel_after(tok, 50);
+    r = rt_block_on(rt, rt_when_all(rt, f, 3));
+    CHECK(r == -ECANCELED, "when_all with a cancelled child: %ld", r);
+    CHECK(f[0]->done && f[2]->done, "when_all completed before every child");
+    for (int i = 0; i < 3; i++)
+        rt_future_release(f[i]);
+    rt_token_free(tok);
+    printf("when_all with a child cancelled after 50 ms: -ECANCELED, once all three are done\n");
+
+    CHECK(rt_block_on(rt, rt_when_all(rt, NULL, 0)) == 0, "when_all of nothing");
+    rt_destroy(rt);
+}
+
+static void test_when_any(void)
+{
+    struct rt *rt = test_rt();
+    struct rt_future *f[3];
+    unsigned ms[] = {300, 50, 200};
+    int64_t t0 = rt_now_ms();
+
+    norder = 0;
+    for (int i = 0; i < 3; i++)
+        f[i] = sleep_task(rt, i, ms[i], NULL);
+    long r = rt_block_on(rt, rt_when_any(rt, f, 3));
+    int64_t took = rt_now_ms() - t0;
+    CHECK(r == 1, "when_any of 300, 50, 200 ms: index %ld, expected 1", r);
+    CHECK(took >= 50 && took < 250, "when_any took %lld ms", (long long)took);
+    CHECK(!f[0]->done && !f[2]->done, "the others should still run");
+    printf("when_any of 300, 50, 200 ms: index %ld after %lld ms\n", r, (long long)took);
+    for (int i = 0; i < 3; i++)
+        rt_future_release(f[i]);
+    CHECK(rt_run(rt) == 0, "rt_run");
+    CHECK(norder == 3, "the other two finished too (%d woke)", norder);
+    printf("the two others finished afterwards; nothing leaked\n");
+
+    /* Already completed children: the first in the array wins. */
+    struct rt_future *p[2] = {rt_promise(rt, "p0"), rt_promise(rt, "p1")};
+    rt_promise_complete(p[1], 7);
+    r = rt_block_on(rt, rt_when_any(rt, p, 2));
+    CHECK(r == 1, "when_any with p1 complete: %ld", r);
+    rt_promise_complete(p[0], 3);
+    rt_future_release(p[0]);
+    rt_future_release(p[1]);
+    CHECK(rt_block_on(rt, rt_when_any(rt, NULL, 0)) == -EINVAL, "when_any of nothing");
+    rt_destroy(rt);
+}
+
+/* ---- tokens ------------------------------------------------------------------------ */
+
+static void test_tokens(void)
+{
+    struct rt *rt = test_rt();
+    struct rt_token *parent = rt_token_new(rt, NULL);
+    struct rt_token *child = rt_token_new(rt, parent);
+    struct rt_token *grandchild = rt_token_new(rt, child);
+    struct rt_token *other = rt_token_new(rt, NULL);
+
+    struct rt_future *a = rt_delay(rt, 10000, grandchild), *b = rt_delay(rt, 30, other);
+    rt_token_cancel(parent);
+    CHECK(rt_token_cancelled(child) && rt_token_cancelled(grandchild), "children not cancelled");
+    CHECK(a->done && a->res == -ECANCELED, "the grandchild's delay: done %d res %ld", a->done,
+          a->res);
+    CHECK(rt_block_on(rt, b) == 0, "a delay on an unrelated token was cancelled");
+    rt_future_release(a);
+    printf("cancelling a parent cancels its grandchild's delay at once, not another token's\n");
+
+    struct rt_token *late = rt_token_new(rt, parent);
+    CHECK(rt_token_cancelled(late), "a child of a cancelled token is born cancelled");
+    a = rt_delay(rt, 10, late);
+    CHECK(a->done && a->res == -ECANCELED, "an op under a cancelled token never starts");
+    rt_future_release(a);
+
+    /* cancel_after: a 10 s delay ends after about 100 ms. */
+    struct rt_token *timeout = rt_token_new(rt, other);
+    int64_t t0 = rt_now_ms();
+    rt_token_cancel_after(timeout, 100);
+    long r = rt_block_on(rt, rt_delay(rt, 10000, timeout));
+    int64_t took = rt_now_ms() - t0;
+    CHECK(r == -ECANCELED && took >= 100 && took < 1100, "cancel_after(100): %ld after %lld ms", r,
+          (long long)took);
+    printf("cancel_after(100) ended a 10 s delay with -ECANCELED after %lld ms\n", (long long)took);
+
+    /* Freeing a child unlinks it: the parent's cancel no longer reaches it. */
+    struct rt_token *kept = rt_token_new(rt, other);
+    rt_token_free(timeout);
+    rt_token_cancel_after(kept, 10000); /* a deadline left pending: freeing removes it */
+    rt_token_free(kept);
+    rt_token_cancel(other);
+    CHECK(rt->nheap == 0, "timers left in the heap: %zu", rt->nheap);
+    rt_token_free(grandchild);
+    rt_token_free(child);
+    rt_token_free(late);
+    rt_token_free(parent);
+    rt_token_free(other);
+    rt_destroy(rt);
+}
+
+/* ---- cancelling I/O in the backend ----------------------------------------------- */
+
+struct reader {
+    struct rt_task task;
+    int fd;
+    struct rt_token *tok;
+    char buf[64];
+    long first, second;
+};
+
+static void reader_step(void *frame)
+{
+    struct reader *co = frame;
+    struct rt *rt = co->task.f.rt;
+
+    RT_BEGIN(co);
+    memset(co->buf, 'x', sizeof(co->buf));
+    RT_AWAIT(co, rt_recv(rt, co->fd, co->buf, sizeof(co->buf), co->tok), co->first);
+    RT_AWAIT(co, rt_recv(rt, co->fd, co->buf, sizeof(co->buf), NULL), co->second);
+    RT_RETURN(co, 0);
+    ASYNC_END(&co->task);
+}
+
+static void test_cancel_io(void)
+{
+    struct rt *rt = test_rt();
+    int sv[2], lfd, port;
+
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0, "socketpair");
+    CHECK(rt_attach(rt, sv[0]) == 0, "attach");
+    struct reader *co = RT_TASK_NEW(rt, struct reader, reader_step);
+    co->fd = sv[0];
+    co->tok = rt_token_new(rt, NULL);
+    rt_token_cancel_after(co->tok, 100);
+    struct rt_future *f = rt_future_ref(rt_task_start(&co->task, NULL));
+    rt_block_on(rt, rt_delay(rt, 300, NULL));
+    CHECK(co->first == -ECANCELED, "the cancelled recv: %ld", co->first);
+    CHECK(rt->pending == 1, "in flight after the cancel: %u (the second recv)", rt->pending);
+    CHECK(write(sv[1], "after", 5) == 5, "write");
+    CHECK(rt_block_on(rt, f) == 0, "reader");
+    CHECK(co->second == 5 && memcmp(co->buf, "after", 5) == 0 && co->buf[5] == 'x',
+          "the next recv: %ld", co->second);
+    printf("a recv cancelled by cancel_after(100): -ECANCELED; the next recv: res 5, \"after\"\n");
+    rt_token_free(co->tok);
+    rt_future_release(f);
+    rt_close(rt, sv[0]);
+    close(sv[1]);
+
+    /* accept, cancelled while waiting for a client */
+    lfd = net_listen("127.0.0.1", 0, 16);
+    port = net_local_port(lfd);
+    CHECK(lfd >= 0 && port > 0 && rt_attach(rt, lfd) == 0, "listen");
+    struct rt_token *tok = rt_token_new(rt, NULL);
+    rt_token_cancel_after(tok, 50);
+    CHECK(rt_block_on(rt, rt_accept(rt, lfd, tok)) == -ECANCELED, "accept not cancelled");
+    CHECK(rt->pending == 0, "ops in flight after the cancelled accept: %u", rt->pending);
+    printf("an accept cancelled after 50 ms: -ECANCELED, nothing left in flight\n");
+    rt_token_free(tok);
+    rt_close(rt, lfd);
+    rt_destroy(rt);
+}
+
+/* ---- errors ------------------------------------------------------------------------- */
+
+struct connector {
+    struct rt_task task;
+    int port;
+    long res;
+};
+
+static void connector_step(void *frame)
+{
+    struct connector *co = frame;
+
+    RT_BEGIN(co);
+    RT_AWAIT(co, rt_connect(co->task.f.rt, "127.0.0.1", co->port, NULL), co->res);
+    if (co->res >= 0)
+        rt_close(co->task.f.rt, (int)co->res);
+    RT_RETURN(co, co->res < 0 ? co->res : 0);
+    ASYNC_END(&co->task);
+}
+
+/* A port nobody listens on: bind, note the port, close. */
+static int closed_port(void)
+{
+    int fd = net_listen("127.0.0.1", 0, 1), port = net_local_port(fd);
+
+    close(fd);
+    return port;
+}
+
+static void test_errors(void)
+{
+    struct rt *rt = test_rt();
+    struct connector *co = RT_TASK_NEW(rt, struct connector, connector_step);
+
+    co->port = closed_port();
+    long r = rt_block_on(rt, rt_task_start(&co->task, NULL));
+    CHECK(r == -ECONNREFUSED, "connect to a closed port through two awaits: %ld", r);
+    printf("connect to a closed port: -ECONNREFUSED reaches the awaiting task\n");
+
+    struct rt_future *f[2];
+    f[0] = sleep_task(rt, 0, 20, NULL);
+    co = RT_TASK_NEW(rt, struct connector, connector_step);
+    co->port = closed_port();
+    f[1] = rt_task_start(&co->task, NULL);
+    r = rt_block_on(rt, rt_when_all(rt, f, 2));
+    CHECK(r == -ECONNREFUSED, "when_all: %ld", r);
+    rt_future_release(f[0]);
+    rt_future_release(f[1]);
+    printf("when_all: the failed child's -ECONNREFUSED\n");
+    rt_destroy(rt);
+}
+
+/* A failing task nobody awaits: reported when it is freed. */
+static void test_unobserved(void)
+{
+    struct rt *rt = test_rt();
+    struct connector *co = RT_TASK_NEW(rt, struct connector, connector_step);
+
+    co->port = closed_port();
+    rt_future_release(rt_task_start(&co->task, NULL)); /* fire and forget */
+    CHECK(rt_run(rt) == 0, "rt_run");
+    rt_destroy(rt);
+}
+
+/* ---- the trampoline -------------------------------------------------------------------- */
+
+struct link {
+    struct rt_task task;
+    struct rt_future *prev;
+    long res;
+};
+
+static void link_step(void *frame)
+{
+    struct link *co = frame;
+
+    RT_BEGIN(co);
+    RT_AWAIT(co, co->prev, co->res);
+    RT_RETURN(co, co->res + 1);
+    ASYNC_END(&co->task);
+}
+
+/* N tasks, each awaiting the one before; the first awaits a promise. When
+ * the promise completes, the whole chain completes: in N turns of the loop
+ * with the trampoline, or in N nested calls without (RT_INLINE_CONTINUATIONS=1). */
+static void test_chain(long n)
+{
+    struct rt *rt = test_rt();
+    struct rt_future *start = rt_promise(rt, "start"), *prev = rt_future_ref(start);
+
+    for (long i = 0; i < n; i++) {
+        struct link *l = RT_TASK_NEW(rt, struct link, link_step);
+        l->prev = prev;
+        prev = rt_task_start(&l->task, NULL);
+    }
+    rt_block_on(rt, rt_delay(rt, 0, NULL)); /* every link is suspended */
+    rt_promise_complete(start, 0);
+    long r = rt_block_on(rt, prev);
+    rt_future_release(start);
+    CHECK(r == n, "the last of %ld links returned %ld", n, r);
+    printf("a chain of %ld awaiting tasks completed: %ld\n", n, r);
+    rt_destroy(rt);
+}
+
+/* ---- the .Result lesson ------------------------------------------------------------------ */
+
+struct blocker {
+    struct rt_task task;
+    long res;
+};
+
+static void blocker_step(void *frame)
+{
+    struct blocker *co = frame;
+    struct rt_future *d;
+
+    RT_BEGIN(co);
+    d = rt_delay(co->task.f.rt, 10, NULL);
+    co->res = rt_block_on(co->task.f.rt, d); /* the mistake */
+    if (co->res == -EDEADLK)
+        RT_AWAIT(co, d, co->res); /* what it should have done */
+    RT_RETURN(co, co->res);
+    ASYNC_END(&co->task);
+}
+
+static void test_block_on_inside(void)
+{
+    struct rt *rt = test_rt();
+    struct blocker *co = RT_TASK_NEW(rt, struct blocker, blocker_step);
+    int64_t t0 = rt_now_ms();
+
+    long r = rt_block_on(rt, rt_task_start(&co->task, NULL));
+    CHECK(r == 0 && rt_now_ms() - t0 < 2000, "the task recovered: %ld", r);
+    printf("rt_block_on inside a task: refused with -EDEADLK, no hang\n");
+    rt_destroy(rt);
+}
+
+static void test_deadlock(void)
+{
+    struct rt *rt = test_rt();
+    struct rt_future *never = rt_promise(rt, "a promise nobody completes");
+    struct link *co = RT_TASK_NEW(rt, struct link, link_step);
+
+    co->prev = rt_future_ref(never);
+    struct rt_future *f = rt_future_ref(rt_task_start(&co->task, NULL));
+    CHECK(rt_block_on(rt, f) == -EDEADLK, "a wait nothing can end");
+    rt_promise_complete(never, 1); /* let it finish, to free it */
+    rt_future_release(never);
+    CHECK(rt_block_on(rt, f) == 2, "after the promise completed");
+    printf("awaiting a promise nobody completes: reported as a deadlock, not a hang\n");
+    rt_destroy(rt);
+}
+
+/* ---- shutdown --------------------------------------------------------------------------- */
+
+static long raise_term(void *arg)
+{
+    (void)arg;
+    usleep(50 * 1000);
+    kill(getpid(), SIGTERM);
+    return 0;
+}
+
+static void test_shutdown(void)
+{
+    struct rt *rt = test_rt();
+    struct rt_token *conn = rt_token_new(rt, rt_root_token(rt));
+    int64_t t0 = rt_now_ms();
+
+    CHECK(rt_shutdown_on_signals(rt) == 0, "rt_shutdown_on_signals");
+    norder = 0;
+    for (int i = 0; i < 3; i++)
+        rt_future_release(sleep_task(rt, i, 60000, i == 0 ? rt_root_token(rt) : conn));
+    rt_future_release(rt_run_blocking(rt, raise_term, NULL, NULL));
+    CHECK(rt_run(rt) == 0, "rt_run");
+    CHECK(norder == 3 && rt_now_ms() - t0 < 5000, "%d tasks finished", norder);
+    printf("SIGTERM cancelled the root token: 3 tasks waiting 60 s finished in %lld ms\n",
+           (long long)(rt_now_ms() - t0));
+    rt_token_free(conn);
+    rt_destroy(rt);
+}
+
+/* ---- offload ------------------------------------------------------------------------------ */
+
+static long slow_answer(void *arg)
+{
+    usleep(100 * 1000);
+    return (long)(intptr_t)arg;
+}
+
+static void test_offload(void)
+{
+    struct rt *rt = test_rt();
+    struct rt_future *f[4];
+    int64_t t0 = rt_now_ms();
+
+    for (int i = 0; i < 4; i++)
+        f[i] = rt_run_blocking(rt, slow_answer, (void *)(intptr_t)(40 + i), NULL);
+    /* A fifth job, cancelled while every thread is busy: never runs. */
+    struct rt_token *tok = rt_token_new(rt, NULL);
+    struct rt_future *late = rt_run_blocking(rt, slow_answer, (void *)1, tok);
+    rt_token_cancel(tok);
+    for (int i = 0; i < 4; i++)
+        CHECK(rt_block_on(rt, f[i]) == 40 + i, "job %d", i);
+    int64_t took = rt_now_ms() - t0;
+    CHECK(rt_block_on(rt, late) == -ECANCELED, "the cancelled job ran");
+    CHECK(took < 350, "4 jobs of 100 ms on 4 threads took %lld ms", (long long)took);
+    printf("4 blocking calls of 100 ms on the pool: %lld ms; a queued one cancelled: -ECANCELED\n",
+           (long long)took);
+    rt_token_free(tok);
+
+    char path[] = "/tmp/rt-test-XXXXXX", want[100000], got[4096];
+    int fd = mkstemp(path);
+    for (size_t i = 0; i < sizeof(want); i++)
+        want[i] = (char)(i * 31 + 7);
+    CHECK(fd >= 0 && write(fd, want, sizeof(want)) == (ssize_t)sizeof(want), "temp file");
+    unlink(path);
+    long r = rt_block_on(rt, rt_read_file(rt, fd, got, sizeof(got), 65536, NULL));
+    CHECK(r == 4096 && memcmp(got, want + 65536, 4096) == 0, "read at 65536: %ld", r);
+    r = rt_block_on(rt, rt_read_file(rt, fd, got, sizeof(got), 99000, NULL));
+    CHECK(r == 1000 && memcmp(got, want + 99000, 1000) == 0, "read at 99000: %ld", r);
+    r = rt_block_on(rt, rt_read_file(rt, fd, got, sizeof(got), 200000, NULL));
+    CHECK(r == 0, "read past the end: %ld", r);
+    printf("rt_read_file (%s): 4096 bytes at 65536, 1000 at the tail, 0 past the end\n",
+           rt_files_native(rt) ? "native" : "on the pool");
+    close(fd);
+    rt_destroy(rt);
+}
+
+int main(int argc, char **argv)
+{
+    const char *t = argc > 1 ? argv[1] : "";
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (strcmp(t, "probe") == 0)
+        rt_destroy(test_rt());
+    else if (strcmp(t, "timers") == 0)
+        test_timers();
+    else if (strcmp(t, "timer-cancel") == 0)
+        test_timer_cancel();
+    else if (strcmp(t, "when-all") == 0)
+        test_when_all();
+    else if (strcmp(t, "when-any") == 0)
+        test_when_any();
+    else if (strcmp(t, "tokens") == 0)
+        test_tokens();
+    else if (strcmp(t, "cancel-io") == 0)
+        test_cancel_io();
+    else if (strcmp(t, "errors") == 0)
+        test_errors();
+    else if (strcmp(t, "unobserved") == 0)
+        test_unobserved();
+    else if (strcmp(t, "chain") == 0)
+        test_chain(argc > 2 ? atol(argv[2]) : 100000);
+    else if (strcmp(t, "block-on-inside") == 0)
+        test_block_on_inside();
+    else if (strcmp(t, "deadlock") == 0)
+        test_deadlock();
+    else if (strcmp(t, "shutdown") == 0)
+        test_shutdown();
+    else if (strcmp(t, "offload") == 0)
+        test_offload();
+    else {
+        fprintf(stderr, "usage: rt-test probe|timers|timer-cancel|when-all|when-any|tokens|"
+                        "cancel-io|errors|unobserved|chain [N]|block-on-inside|deadlock|"
+                        "shutdown|offload\n");
+        return 2;
+    }
+    if (failures) {
+        fprintf(stderr, "%d checks failed\n", failures);
+        return 1;
+    }
+    printf("all checks passed\n");
+    return 0;
+}
