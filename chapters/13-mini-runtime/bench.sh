@@ -7,9 +7,9 @@
 #
 # Defaults: 3 runs of 3 s at 50 and 500 connections (median and range of
 # req/s, 128-byte messages, one in flight per connection), then the server's
-# CPU time per message (user and system, from /proc: steadier than req/s on
-# a shared machine), then system calls per message under strace. -q: one 1 s
-# run at 50 connections, nothing else.
+# CPU time per message (user + system, and the user part alone, from /proc:
+# steadier than req/s on a shared machine), then system calls per message
+# under strace. -q: one 1 s run at 50 connections, nothing else.
 # The server runs on CPU 1 and echo-load on CPU 0 (common/tools/bench-lib.bash).
 # io_uring rows are left out where io_uring is not allowed; echo-uv where
 # libuv1-dev is not installed.
@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
     -d) secs="$2"; shift 2 ;;
     -c) conns="$2"; shift 2 ;;
     -q) quick=1 runs=1 secs=1 conns=50; shift ;;
-    -h | --help) sed -n '2,14s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,15s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown argument $1 (-h for help)" >&2; exit 2 ;;
     esac
 done
@@ -56,30 +56,37 @@ fi
 add "echo-epoll-lt (ch 04)" "$b/04-epoll/echo-epoll-lt"
 
 # cpu_per_message CONNS PER_CONN RUNS: for each server, the CPU time it
-# spends (user + system, /proc/PID/stat) while CONNS connections echo
-# PER_CONN messages each, in microseconds per message: median and range.
+# spends (/proc/PID/stat) while CONNS connections echo PER_CONN messages
+# each, in microseconds per message: user + system (median and range), and
+# the user part alone (median): the part a runtime adds, since the system
+# part is the kernel's TCP work, the same for every server.
 cpu_per_message() {
-    local conns="$1" per="$2" runs="$3" hz i r before after
+    local conns="$1" per="$2" runs="$3" hz i r u0 s0 u1 s1
     hz=$(getconf CLK_TCK)
     echo
     echo "server CPU time per echoed message: $conns connections x $per messages, median of $runs runs"
-    printf '%-26s %14s %14s\n' server "us/message" "range"
+    printf '%-26s %14s %14s %14s
+' server "us/message" "range" "user us/msg"
     for i in "${!BENCH_NAMES[@]}"; do
         : >"$BENCH_TMP/cpu.$i"
+        : >"$BENCH_TMP/user.$i"
         for ((r = 0; r < runs; r++)); do
             # shellcheck disable=SC2086
             bench_start "${BENCH_PIN_SERVER[@]}" ${BENCH_CMDS[$i]} -p 0
             "${BENCH_PIN_CLIENT[@]}" "$BENCH_LOAD" -p "$BENCH_PORT" -c 10 -n 200 >/dev/null # warm up
-            before=$(awk '{ print $14 + $15 }' "/proc/$BENCH_PID/stat")
+            read -r u0 s0 < <(awk '{ print $14, $15 }' "/proc/$BENCH_PID/stat")
             "${BENCH_PIN_CLIENT[@]}" "$BENCH_LOAD" -p "$BENCH_PORT" -c "$conns" -n "$per" -l 128 >/dev/null
-            after=$(awk '{ print $14 + $15 }' "/proc/$BENCH_PID/stat")
+            read -r u1 s1 < <(awk '{ print $14, $15 }' "/proc/$BENCH_PID/stat")
             bench_stop
             # ticks -> microseconds per message, in hundredths
-            echo $(((after - before) * 100000000 / hz / (conns * per))) >>"$BENCH_TMP/cpu.$i"
+            echo $(((u1 + s1 - u0 - s0) * 100000000 / hz / (conns * per))) >>"$BENCH_TMP/cpu.$i"
+            echo $(((u1 - u0) * 100000000 / hz / (conns * per))) >>"$BENCH_TMP/user.$i"
         done
-        printf '%-26s %14s %14s\n' "${BENCH_NAMES[$i]}" \
+        printf '%-26s %14s %14s %14s
+' "${BENCH_NAMES[$i]}" \
             "$(bench_median <"$BENCH_TMP/cpu.$i" | awk '{ printf "%.2f", $1 / 100 }')" \
-            "[$(bench_range <"$BENCH_TMP/cpu.$i" | awk -F- '{ printf "%.2f-%.2f", $1 / 100, $2 / 100 }')]"
+            "[$(bench_range <"$BENCH_TMP/cpu.$i" | awk -F- '{ printf "%.2f-%.2f", $1 / 100, $2 / 100 }')]" \
+            "$(bench_median <"$BENCH_TMP/user.$i" | awk '{ printf "%.2f", $1 / 100 }')"
     done
 }
 

@@ -45,14 +45,21 @@ static int uring__init(struct cio *a, char *why, size_t len)
 {
     static const int needed[] = {IORING_OP_ACCEPT, IORING_OP_RECV,    IORING_OP_SEND,
                                  IORING_OP_READ,   IORING_OP_TIMEOUT, IORING_OP_ASYNC_CANCEL};
-    struct io_uring_params p = {.flags = IORING_SETUP_CQSIZE, .cq_entries = URING_CQ};
+    /* Completion work waits for this thread's next system call instead of
+     * interrupting it (5.19+; see the README for DEFER_TASKRUN). */
+    struct io_uring_params p = {.flags = IORING_SETUP_CQSIZE | IORING_SETUP_COOP_TASKRUN,
+                                .cq_entries = URING_CQ};
     struct io_uring *ring = calloc(1, sizeof(*ring));
     struct io_uring_probe *probe;
     int ret;
 
     if (!ring)
         return -ENOMEM;
-    if ((ret = io_uring_queue_init_params(URING_ENTRIES, ring, &p)) < 0) {
+    if ((ret = io_uring_queue_init_params(URING_ENTRIES, ring, &p)) == -EINVAL) {
+        p = (struct io_uring_params){.flags = IORING_SETUP_CQSIZE, .cq_entries = URING_CQ};
+        ret = io_uring_queue_init_params(URING_ENTRIES, ring, &p);
+    }
+    if (ret < 0) {
         int sysctl = uring__sysctl();
         if (ret == -EPERM && sysctl > 0)
             snprintf(why, len, "uring: io_uring_setup: EPERM: sysctl kernel.io_uring_disabled = %d",
@@ -151,8 +158,8 @@ static int uring__wait(struct cio *a, int timeout_ms)
     unsigned head, seen = 0;
     int ret;
 
-    if (timeout_ms == 0)
-        ret = io_uring_submit(ring);
+    if (timeout_ms == 0) /* submit, and enter even with nothing to submit: run the work */
+        ret = io_uring_submit_and_get_events(ring);
     else
         ret = io_uring_submit_and_wait_timeout(ring, &cqe, 1, timeout_ms < 0 ? NULL : &ts, NULL);
     if (ret < 0 && ret != -ETIME && ret != -EINTR)
