@@ -17,20 +17,8 @@ set -euo pipefail
 
 top="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$top"
-runs=3 secs=3 conns="50 500" quick=0
-while [ $# -gt 0 ]; do
-    case "$1" in
-    -r) runs="$2"; shift 2 ;;
-    -d) secs="$2"; shift 2 ;;
-    -c) conns="$2"; shift 2 ;;
-    -q) quick=1 runs=1 secs=1 conns=50; shift ;;
-    -h | --help) sed -n '2,15s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *) echo "bench.sh: unknown argument $1 (-h for help)" >&2; exit 2 ;;
-    esac
-done
-for v in "$runs" "$secs"; do
-    [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "bench.sh: -r and -d take a positive whole number, not '$v'" >&2; exit 2; }
-done
+source common/tools/bench-lib.bash
+bench_args "50 500" 50 "$@"
 
 make -s -C common >/dev/null
 for ch in 04-epoll 08-io_uring-echo 13-mini-runtime; do
@@ -38,7 +26,6 @@ for ch in 04-epoll 08-io_uring-echo 13-mini-runtime; do
 done
 b=build/chapters
 
-source common/tools/bench-lib.bash
 bench_init
 
 BENCH_NAMES=() BENCH_CMDS=()

@@ -1,6 +1,7 @@
 # common/tools/bench-lib.bash: what the chapters' bench.sh scripts share.
 #
 #   source common/tools/bench-lib.bash
+#   bench_args "50 500" 50 "$@"      # -r -d -c -q -h: sets runs, secs, conns, quick
 #   bench_init                       # scratch folder, cleanup trap, CPU pinning
 #   BENCH_NAMES=(echo-epoll-lt "echo-epoll-oneshot -w 2")
 #   BENCH_CMDS=(build/.../echo-epoll-lt "build/.../echo-epoll-oneshot -w 2")
@@ -17,6 +18,34 @@
 BENCH_LOAD=build/common/tools/echo-load
 BENCH_PID=""
 BENCH_PORT=""
+
+# bench_args DEFAULT_CONNS QUICK_CONNS ARGS...: the options every bench.sh
+# takes. -r RUNS (3) and -d SECONDS (3) per point, -c "CONNS..."
+# (DEFAULT_CONNS), -q (quick: one run of 1 s, at QUICK_CONNS unless -c
+# says otherwise), -h (the script's opening comment). Sets runs, secs,
+# conns and quick; a bad option or count exits 2 with the reason.
+bench_args() {
+    local quick_conns="$2" conns_set=0
+    conns="$1" runs=3 secs=3 quick=0
+    shift 2
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        -r | -d | -c)
+            [ $# -ge 2 ] || { echo "bench.sh: $1 needs a value (-h for help)" >&2; exit 2; }
+            case "$1" in -r) runs="$2" ;; -d) secs="$2" ;; -c) conns="$2" conns_set=1 ;; esac
+            shift 2 ;;
+        -q) quick=1 runs=1 secs=1; shift ;;
+        -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        *) echo "bench.sh: unknown argument $1 (-h for help)" >&2; exit 2 ;;
+        esac
+    done
+    [ "$quick" = 1 ] && [ "$conns_set" = 0 ] && conns="$quick_conns"
+    for v in "$runs" "$secs"; do
+        [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "bench.sh: -r and -d take a positive whole number, not '$v'" >&2; exit 2; }
+    done
+    [[ "$conns" =~ ^[1-9][0-9]*( [1-9][0-9]*)*$ ]] ||
+        { echo "bench.sh: -c takes connection counts separated by spaces, not '$conns'" >&2; exit 2; }
+}
 
 bench_init() {
     BENCH_TMP="$(mktemp -d)"
