@@ -43,6 +43,8 @@ filter=()
 passed=0 failed=0 skipped=0
 failed_names=()
 start=$(date +%s)
+times="$(mktemp)" # "SECONDS FILE" and "MS FILE: TEST", for the slowest lists at the end
+trap 'rm -f "$times"' EXIT
 
 for d in "${dirs[@]}"; do
     files=()
@@ -53,8 +55,11 @@ for d in "${dirs[@]}"; do
     for f in "${files[@]}"; do
         echo "== $f"
         out="$(mktemp)"
-        bats --tap "${filter[@]}" "$f" 2>&1 | tee "$out"
+        t0=$(date +%s)
+        bats --tap --timing "${filter[@]}" "$f" 2>&1 | tee "$out"
         status=${PIPESTATUS[0]}
+        echo "$(($(date +%s) - t0)) $f" >>"$times"
+        sed -n "s|^ok [0-9]* \(.*\) in \([0-9]*\)ms\$|\2 $f: \1|p" "$out" >>"$times"
         p=$(grep -Ec '^ok [0-9]+ ' "$out" || true)
         s=$(grep -Ec '^ok [0-9]+ .*# skip' "$out" || true)
         n=$(grep -Ec '^not ok [0-9]+ ' "$out" || true)
@@ -74,6 +79,13 @@ for d in "${dirs[@]}"; do
 done
 
 elapsed=$(($(date +%s) - start))
+if [ ${#dirs[@]} -gt 1 ] || [ "$(grep -c ': ' "$times")" -gt 10 ]; then
+    echo
+    echo "slowest test files (seconds):"
+    grep -v ': ' "$times" | sort -rn | head -n 5 | sed 's/^/  /'
+    echo "slowest tests (ms):"
+    grep ': ' "$times" | sort -rn | head -n 5 | sed 's/^/  /'
+fi
 if [ ${#failed_names[@]} -gt 0 ]; then
     echo
     echo "failed:"

@@ -53,3 +53,16 @@ make_fixture() {
     assert_success
     assert_line --index -1 "tests: 1 passed, 0 failed, 0 skipped"
 }
+
+@test "a run of more than one folder ends with its slowest test files and tests, before the summary" {
+    local fx; fx=$(make_fixture)
+    sed -i '/"fails"/d' "$fx/tests/01-demo/chapter.bats"
+    mkdir -p "$fx/tests/02-other"
+    cp "$fx/tests/01-demo/chapter.bats" "$fx/tests/02-other/chapter.bats"
+    COURSE_TESTS="$fx" run "$TOP/common/mk/run-tests.sh"
+    assert_success
+    assert_line "slowest test files (seconds):"
+    assert_line --regexp '^  [0-9]+ tests/0[12]-[a-z]+/chapter.bats$'
+    assert_line --regexp '^  [0-9]+ tests/01-demo/chapter.bats: passes$'
+    assert_line --index -1 "tests: 2 passed, 0 failed, 2 skipped"
+}
