@@ -7,6 +7,10 @@
 # (test files, relative to the repository), then a unified diff (patch -p1).
 load ../helpers/common
 
+# Every mutant runs inside the one test below: it needs more than the
+# runner's limit per test.
+BATS_TEST_TIMEOUT=3600
+
 # Mutants are about the tests, not the build: the normal build is enough, and
 # a sanitizer run would only repeat them more slowly.
 setup() {
