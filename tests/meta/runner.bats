@@ -92,3 +92,10 @@ make_fixture() {
     run bash -c "cd '$TOP' && grep -rnE 'timeout [0-9][^|]*[^&]&\s*(#.*)?\$' tests --include=*.bats --include=*.bash | grep -v -- --foreground"
     assert_output ""
 }
+
+# Under the runner, bats keeps a watchdog process beside each test (for
+# BATS_TEST_TIMEOUT): a bare `wait` waits for it too, that is for 300 s.
+@test "no test waits for every background job with a bare wait" {
+    run bash -c "cd '$TOP' && grep -rnE '^\\s*wait\\s*(\$|[;|&#]|2>)' tests --include=*.bats --include=*.bash"
+    assert_output ""
+}
