@@ -55,8 +55,13 @@ bench_init() {
     if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
         BENCH_PIN_SERVER=(taskset -c 1) BENCH_PIN_CLIENT=(taskset -c 0)
     fi
-    # 500 connections are 500 fds in each process, plus a few
-    ulimit -n 4096 2>/dev/null || true
+    # 500 connections are 500 fds in each process, plus a few. -S: the soft
+    # limit only; a plain `ulimit -n` would lower the hard limit too, and a
+    # script could then not raise the soft one any further.
+    case "$(ulimit -Sn)" in
+    unlimited) ;;
+    *) [ "$(ulimit -Sn)" -ge 4096 ] || ulimit -Sn 4096 2>/dev/null || true ;;
+    esac
 }
 
 bench__cleanup() {
