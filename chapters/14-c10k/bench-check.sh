@@ -9,10 +9,11 @@
 # runs on a shared 2-core VM. So this compares ratios. At each point
 # (connections, message size), each server's median requests/s is divided
 # by echo-epoll-lt's median in the same run (chapter 04's server, the
-# reference), in CSV (default: the newest build/bench/bench-*.csv, which
-# `make bench` writes) and in BASELINE (default chapters/14-c10k/baseline.csv,
-# a run committed with the chapter). A ratio that fell by more than PERCENT
-# (default 35) of its baseline value is a regression.
+# reference), in CSV and in BASELINE. CSV is by default the newest
+# build/bench/bench-*.csv, which `make bench` writes ($BENCH_OUT instead of
+# build/bench); BASELINE is by default chapters/14-c10k/baseline.csv, a run
+# committed with the chapter. A ratio that fell by more than PERCENT
+# (default 35; or $BENCH_MARGIN) of its baseline value is a regression.
 #
 # Prints one line per server and point found in both; points only in one
 # of them (a server left out where io_uring is not allowed, say) are
@@ -40,8 +41,8 @@ while [ $# -gt 0 ]; do
 done
 [[ "$margin" =~ ^[1-9][0-9]?$ ]] || c10k_die 2 "-m takes a percentage from 1 to 99, not '$margin'"
 if [ -z "$csv" ]; then
-    csv=$(ls -t build/bench/bench-*.csv 2>/dev/null | head -n 1 || true)
-    [ -n "$csv" ] || c10k_die 2 "no benchmark CSV in build/bench/ yet: run make bench first"
+    csv=$(ls -t "$C10K_OUT"/bench-*.csv 2>/dev/null | head -n 1 || true)
+    [ -n "$csv" ] || c10k_die 2 "no benchmark CSV in $C10K_OUT/ yet: run make bench first"
 fi
 for f in "$csv" "$base"; do
     [ -f "$f" ] || c10k_die 2 "$f: no such file"

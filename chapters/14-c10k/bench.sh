@@ -24,7 +24,8 @@
 #   -s NAMES   only these servers, comma-separated: a whole name from
 #              servers.txt ("echo-epoll-oneshot -w 2") or its first word
 #              ("echo-aio": every backend)
-#   -o FILE    the CSV (default build/bench/bench-DATE.csv)
+#   -o FILE    the CSV (default build/bench/bench-DATE.csv; $BENCH_OUT
+#              instead of build/bench)
 #
 # It prints a table (median of the runs, with the range in brackets) and
 # writes the CSV: a "# key: value" header with the machine (kernel, CPU,

@@ -159,10 +159,13 @@ c10k_machine() {
     echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
-# c10k_csv_path KIND: a new file name under build/bench/ (KIND-DATE.csv).
+# Where the CSVs go: build/bench/, or $BENCH_OUT.
+C10K_OUT="${BENCH_OUT:-build/bench}"
+
+# c10k_csv_path KIND: a new file name there (KIND-DATE.csv).
 c10k_csv_path() {
-    mkdir -p build/bench || c10k_die 1 "cannot create build/bench"
-    echo "build/bench/$1-$(date +%Y%m%d-%H%M%S).csv"
+    mkdir -p "$C10K_OUT" || c10k_die 1 "cannot create $C10K_OUT"
+    echo "$C10K_OUT/$1-$(date +%Y%m%d-%H%M%S).csv"
 }
 
 # c10k_medians CSV: one line per server and point of a bench CSV, in the
