@@ -26,13 +26,16 @@
 #              ("echo-aio": every backend)
 #   -o FILE    the CSV (default build/bench/bench-DATE.csv; $BENCH_OUT
 #              instead of build/bench)
+#   -A FILE    add this run's rows to FILE, a CSV of an earlier run, as its
+#              next runs (a "# added:" line says when): runs taken at
+#              different times of the day, in one CSV, one median
 #
 # It prints a table (median of the runs, with the range in brackets) and
 # writes the CSV: a "# key: value" header with the machine (kernel, CPU,
 # cores, liburing, libuv, gcc, date) and the method, then one row per
 # server, point and run: requests/s, p50 and p99 latency, the server's user
-# and system CPU time per message, and on run 1's rows at 50 connections
-# and 128 bytes the system calls per message, counted under strace -f -c
+# and system CPU time per message, and on the first run's rows at 50
+# connections and 128 bytes the system calls per message, counted under strace -f -c
 # over 50 x 200 messages. bench-check.sh compares it with baseline.csv and
 # charts.sh draws it. With 2 or more CPUs the server runs on CPU 1 and
 # echo-load on CPU 0 (taskset), so they do not take turns on one CPU; the
@@ -44,7 +47,7 @@ cd "$top"
 source common/tools/bench-lib.bash
 source chapters/14-c10k/lib.bash
 
-full=0 filter="" big="50" csv="" rest=()
+full=0 filter="" big="50" csv="" add="" rest=()
 case "${BENCH:-quick}" in
 quick) ;;
 full) full=1 ;;
@@ -53,9 +56,9 @@ esac
 while [ $# -gt 0 ]; do
     case "$1" in
     -f) full=1 ;;
-    -s | -k | -o)
+    -s | -k | -o | -A)
         [ $# -ge 2 ] || c10k_die 2 "$1 needs a value (-h for help)"
-        case "$1" in -s) filter="$2" ;; -k) big="$2" ;; -o) csv="$2" ;; esac
+        case "$1" in -s) filter="$2" ;; -k) big="$2" ;; -o) csv="$2" ;; -A) add="$2" ;; esac
         shift ;;
     *) rest+=("$1") ;;
     esac
@@ -75,17 +78,25 @@ c10k_load_servers "$filter"
 c10k_build
 c10k_drop_unavailable
 c10k_bench_arrays
+first_run=1
+if [ -n "$add" ]; then
+    [ -z "$csv" ] || c10k_die 2 "-A and -o: one or the other"
+    grep -q '^server,chapter,kind,conns,msg_bytes,run,' "$add" 2>/dev/null ||
+        c10k_die 2 "-A $add: not a CSV written by bench.sh"
+    first_run=$(($(awk -F, '!/^#/ && $6 ~ /^[0-9]+$/ && $6 > m { m = $6 } END { print m + 0 }' "$add") + 1))
+    csv="$add"
+fi
 [ -n "$csv" ] || csv=$(c10k_csv_path bench)
-: >"$csv" || c10k_die 1 "cannot write $csv"
+[ -n "$add" ] || : >"$csv" || c10k_die 1 "cannot write $csv"
 bench_init
 
 # snippet: csv-header
-{
+[ -n "$add" ] || {
     c10k_machine
     echo "# method: $([ "$full" = 1 ] && echo full || echo quick), $runs run(s) of $secs s per point;" \
         "${BENCH_PIN_SERVER[*]:+server on CPU 1, echo-load on CPU 0;} one message in flight per connection"
     echo "# user_us_per_msg, sys_us_per_msg: the server's CPU time, /proc/PID/stat before and after each run"
-    echo "# syscalls_per_msg: strace -f -c, 50 connections x 200 messages, on run 1 at 50 connections, 128 bytes"
+    echo "# syscalls_per_msg: strace -f -c, 50 connections x 200 messages, on a run's first rows at 50 connections, 128 bytes"
     echo "server,chapter,kind,conns,msg_bytes,run,seconds,requests,errors,req_per_s,p50_us,p99_us,max_us,user_us_per_msg,sys_us_per_msg,syscalls_per_msg"
 } >"$csv"
 # end snippet
@@ -131,7 +142,7 @@ echo
 printf '%-26s %5s %5s %9s %15s %7s %13s %7s\n' server conns bytes "req/s" "[range]" "p99 us" "[range]" "CPU us"
 for point in "${points[@]}"; do
     c=${point%:*} len=${point#*:}
-    for ((r = 1; r <= runs; r++)); do
+    for ((r = first_run; r < first_run + runs; r++)); do
         for i in "${!BENCH_NAMES[@]}"; do
             measure "$i" "$c" "$len" "$r"
         done
@@ -148,12 +159,17 @@ done
 [ "$full" = 1 ] && bench_cpu 50 4000 "$runs"
 bench_syscalls 50 200
 
-# The system calls go on run 1's rows at 50 connections and 128 bytes.
+# The system calls go on this invocation's first run, at 50 connections and 128 bytes.
 for i in "${!BENCH_NAMES[@]}"; do
     echo "${BENCH_NAMES[$i]},${BENCH_SYSCALLS[$i]:-}"
 done >"$BENCH_TMP/syscalls"
-awk -F, -v OFS=, 'NR == FNR { sys[$1] = $2; next }
-    { if ($4 == 50 && $5 == 128 && $6 == 1) $16 = sys[$1]; print }' \
+if [ -n "$add" ]; then
+    added="run $first_run"
+    [ "$runs" = 1 ] || added="runs $first_run-$((first_run + runs - 1))"
+    echo "# added: $added, $(date -u +%Y-%m-%dT%H:%M:%SZ), load average $(cut -d' ' -f1-3 /proc/loadavg)" >>"$csv"
+fi
+awk -F, -v OFS=, -v first="$first_run" 'NR == FNR { sys[$1] = $2; next }
+    { if ($4 == 50 && $5 == 128 && $6 == first) $16 = sys[$1]; print }' \
     "$BENCH_TMP/syscalls" "$rows" >>"$csv"
 
 echo

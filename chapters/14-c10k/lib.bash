@@ -170,9 +170,9 @@ c10k_csv_path() {
 
 # c10k_medians CSV: one line per server and point of a bench CSV, in the
 # order they first appear: server,chapter,kind,conns,msg_bytes,runs and the
-# medians of req_per_s, p50_us, p99_us, user_us_per_msg, sys_us_per_msg,
-# then syscalls_per_msg (measured once). With an even number of runs the
-# lower of the two middle values, as bench_median does.
+# medians of req_per_s, p50_us, p99_us, user_us_per_msg, sys_us_per_msg
+# and syscalls_per_msg (measured once per invocation of bench.sh). With an
+# even number of values the lower of the two middle ones, as bench_median.
 c10k_medians() {
     awk -F, -v OFS=, '
         function median(list,   n, v, i, j, t) {
@@ -188,13 +188,13 @@ c10k_medians() {
             runs[k]++
             rps[k] = rps[k] " " $10; p50[k] = p50[k] " " $11; p99[k] = p99[k] " " $12
             if ($14 != "") { usr[k] = usr[k] " " $14; sys[k] = sys[k] " " $15 }
-            if ($16 != "") calls[k] = $16
+            if ($16 != "") calls[k] = calls[k] " " $16
         }
         END {
             for (i = 1; i <= nk; i++) {
                 k = order[i]
                 print head[k], runs[k], median(rps[k]), median(p50[k]), median(p99[k]),
-                      median(usr[k]), median(sys[k]), calls[k]
+                      median(usr[k]), median(sys[k]), median(calls[k])
             }
         }' "$1"
 }
