@@ -50,6 +50,7 @@ for f in "$csv" "$base"; do
         c10k_die 2 "$f: not a CSV written by bench.sh (no server,chapter,kind,... header)"
 done
 
+# snippet: ratios
 # ratios FILE: server,conns,msg_bytes,ratio for every point where the
 # reference was measured; exits 2 when it never was.
 ratios() {
@@ -65,6 +66,7 @@ ratios() {
             if (!n) { print file ": echo-epoll-lt, the reference, is not in it" > "/dev/stderr"; exit 2 }
         }'
 }
+# end snippet
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -76,7 +78,6 @@ echo "  now:      ${csv#"$top"/} ($(sed -n 's/^# date: //p' "$csv"))"
 echo "  baseline: ${base#"$top"/} ($(sed -n 's/^# date: //p' "$base"))"
 echo "  a ratio that fell by more than $margin% of its baseline is a regression"
 echo
-# snippet: compare
 awk -F, -v margin="$margin" '
     NR == FNR { base[$1 FS $2 FS $3] = $4; border[++nb] = $1 FS $2 FS $3; next }
     { now[$1 FS $2 FS $3] = $4; order[++nn] = $1 FS $2 FS $3 }
@@ -101,4 +102,3 @@ awk -F, -v margin="$margin" '
         printf "\n%d ratios compared, %d fell by more than %d%%\n", compared, fell, margin
         exit fell > 0
     }' "$tmp/base" "$tmp/now"
-# end snippet

@@ -103,6 +103,7 @@ bench_init
 rows="$BENCH_TMP/rows"
 : >"$rows"
 
+# snippet: measure
 # measure I CONNS LEN RUN: one timed run of server I; appends its CSV row
 # (without the system calls, measured last) and its req/s, p99 and CPU per
 # message to the files the table is printed from.
@@ -130,6 +131,7 @@ measure() {
     echo "$p99" >>"$BENCH_TMP/p99.$i"
     tail -n 1 "$rows" | awk -F, '$14 != "" { printf "%d\n", ($14 + $15) * 100 }' >>"$BENCH_TMP/cpu.$i"
 }
+# end snippet
 
 hz=$(getconf CLK_TCK)
 points=()
