@@ -41,6 +41,7 @@ while [ $# -gt 0 ]; do
 done
 [[ "$margin" =~ ^[1-9][0-9]?$ ]] || c10k_die 2 "-m takes a percentage from 1 to 99, not '$margin'"
 if [ -z "$csv" ]; then
+    # shellcheck disable=SC2012 # names made by bench.sh: bench-DATE.csv
     csv=$(ls -t "$C10K_OUT"/bench-*.csv 2>/dev/null | head -n 1 || true)
     [ -n "$csv" ] || c10k_die 2 "no benchmark CSV in $C10K_OUT/ yet: run make bench first"
 fi

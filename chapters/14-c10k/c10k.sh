@@ -82,9 +82,9 @@ echo-load, but the hard limit here is $hard (ulimit -Hn). Raise it, then run thi
   - a container:              docker run --ulimit nofile=$((2 * n + 64)) ...
 or measure fewer connections: $0 -n $((hard - 64))"
 fi
-want=$((2 * n + 64))
-[ "$want" -gt "$hard" ] && want=$hard
-ulimit -n "$want"
+soft=$((2 * n + 64))
+[ "$soft" -gt "$hard" ] && soft=$hard
+ulimit -n "$soft"
 read -r port_lo port_hi </proc/sys/net/ipv4/ip_local_port_range
 [ "$n" -le $((port_hi - port_lo)) ] ||
     c10k_die 1 "$n connections from one address to one port need $n local ports, but
@@ -167,8 +167,11 @@ release() {
 new_client_ms() {
     local t0 out
     t0=$(date +%s%N)
-    out=$(timeout 10 "$(dirname "$BENCH_LOAD")/echo-client" -p "$BENCH_PORT" -t 5 "still served?" 2>&1) &&
-        [ "$out" = "still served?" ] || { echo failed; return 0; }
+    if ! out=$(timeout 10 "$(dirname "$BENCH_LOAD")/echo-client" -p "$BENCH_PORT" -t 5 "still served?" 2>&1) ||
+        [ "$out" != "still served?" ]; then
+        echo failed
+        return 0
+    fi
     echo $((($(date +%s%N) - t0) / 1000000))
 }
 
@@ -198,8 +201,8 @@ stop_server() {
 # in the table. BEFORE and AFTER are snapshots.
 row() {
     local i="$1" phase="$2" c="$3" held="$4" ms="$7" result="$8"
-    local r0 h0 a0 o0 v0 t0 k0 s0 r1 h1 a1 o1 v1 t1 k1 s1 per
-    read -r r0 h0 a0 o0 v0 t0 k0 s0 <<<"$5"
+    local r0 h0 a0 o0 k0 s0 r1 h1 a1 o1 v1 t1 k1 s1 per
+    read -r r0 h0 a0 o0 _ _ k0 s0 <<<"$5"
     read -r r1 h1 a1 o1 v1 t1 k1 s1 <<<"$6"
     per=$([ "$held" -gt 0 ] && echo $(((r1 - r0) * 1024 / held)) || echo "")
     echo "${C10K_NAME[$i]},${C10K_CH[$i]},${C10K_KIND[$i]},$phase,$c,$held,$r0,$r1,$per,$((h1 - h0)),$((a1 - a0)),$((o1 - o0)),$v1,$t1,$((k1 - k0)),$((s1 - s0)),$ms,${result//,/;}" >>"$csv"

@@ -131,5 +131,5 @@ for c in $charts; do
         bad=1
     fi
 done
-[ "$bad" = 0 ] && echo "charts: the $(echo $charts | wc -w) committed SVGs are what the committed CSVs give"
+[ "$bad" = 0 ] && echo "charts: the $(wc -w <<<"$charts") committed SVGs are what the committed CSVs give"
 exit $bad

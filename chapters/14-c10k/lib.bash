@@ -125,18 +125,20 @@ c10k_drop_unavailable() {
         esac
         keep+=("$i")
     done
-    local n=() c=() k=() d=() m=() b=()
-    for i in "${keep[@]}"; do
-        n+=("${C10K_NAME[$i]}") c+=("${C10K_CH[$i]}") k+=("${C10K_KIND[$i]}")
-        d+=("${C10K_NEEDS[$i]}") m+=("${C10K_CMD[$i]}") b+=("${C10K_BIN[$i]}")
+    local names=() chs=() kinds=() needs=() cmds=() bins=()
+    for i in ${keep[@]+"${keep[@]}"}; do
+        names+=("${C10K_NAME[$i]}") chs+=("${C10K_CH[$i]}") kinds+=("${C10K_KIND[$i]}")
+        needs+=("${C10K_NEEDS[$i]}") cmds+=("${C10K_CMD[$i]}") bins+=("${C10K_BIN[$i]}")
     done
-    C10K_NAME=("${n[@]}") C10K_CH=("${c[@]}") C10K_KIND=("${k[@]}")
-    C10K_NEEDS=("${d[@]}") C10K_CMD=("${m[@]}") C10K_BIN=("${b[@]}")
+    C10K_NAME=(${names[@]+"${names[@]}"}) C10K_CH=(${chs[@]+"${chs[@]}"})
+    C10K_KIND=(${kinds[@]+"${kinds[@]}"}) C10K_NEEDS=(${needs[@]+"${needs[@]}"})
+    C10K_CMD=(${cmds[@]+"${cmds[@]}"}) C10K_BIN=(${bins[@]+"${bins[@]}"})
     [ ${#C10K_NAME[@]} -gt 0 ] || c10k_die 1 "no server left to measure"
 }
 
 # c10k_bench_arrays: the selected servers as common/tools/bench-lib.bash
 # wants them.
+# shellcheck disable=SC2034 # bench-lib reads them
 c10k_bench_arrays() {
     BENCH_NAMES=("${C10K_NAME[@]}")
     BENCH_CMDS=("${C10K_CMD[@]}")

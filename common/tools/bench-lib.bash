@@ -152,6 +152,7 @@ bench_table() {
 bench_ticks() {
     local stat
     stat=$(cat "/proc/$1/stat") || return 1
+    # shellcheck disable=SC2086 # split into fields on purpose
     set -- ${stat##*) }
     echo "${12} ${13}"
 }
