@@ -23,8 +23,9 @@ set xtics rotate by 35 right nomirror scale 0
 set ytics nomirror
 set grid ytics lc rgb "#dddddd"
 set border 3
-set key top right Left reverse samplen 1.5
-set bmargin 9
+set key at graph 0.5, graph 1.01 center bottom horizontal Left reverse samplen 1.5 width 2
+set tmargin 6.5
+set bmargin 7.5
 set lmargin 11
 set linetype 1 lc rgb "#4e79a7"
 set linetype 2 lc rgb "#f28e2b"
@@ -35,14 +36,14 @@ set linetype 5 lc rgb "#59a14f"
 set xrange [-0.6:nservers - 0.4]
 
 set output dir."/requests.svg"
-set title "Requests per second, one message in flight per connection (median of the runs)\n".machine
+set title "Requests per second, one message in flight per connection (median of the runs)\n".machine offset 0,1.6
 set ylabel "requests/s"
 set format y "%.0f"
 set yrange [0:*]
 plot for [i=2:npoints+1] dir."/requests.dat" using i:xtic(1) title columnheader(i) lt i-1
 
 set output dir."/p99.svg"
-set title "99th percentile latency (median of the runs; log scale)\n".machine
+set title "99th percentile latency (median of the runs; log scale)\n".machine offset 0,1.6
 set ylabel "p99 latency (microseconds)"
 set logscale y
 set yrange [*:*]
@@ -52,17 +53,19 @@ unset logscale y
 
 if (at50) {
     set output dir."/cpu.svg"
-    set title "The server's CPU time per message, 50 connections x 128 bytes (median of the runs)\n".machine
+    set title "The server's CPU time per message, 50 connections x 128 bytes (median of the runs)\n".machine offset 0,1.6
     set ylabel "microseconds per message"
     set style histogram rowstacked
+    set boxwidth 0.6 relative
     set yrange [0:*]
     set format y "%.0f"
     plot dir."/cpu.dat" using 2:xtic(1) title "system (the kernel: TCP, the wait calls)" lt 1, \
          "" using 3 title "user (the server's own code)" lt 2
     set style histogram clustered gap 1
+    set boxwidth 0.9 relative
 
     set output dir."/syscalls.svg"
-    set title "System calls per echoed message, 50 connections x 200 messages (strace -f -c; log scale)\n".machine
+    set title "System calls per echoed message, 50 connections x 200 messages (strace -f -c; log scale)\n".machine offset 0,1.6
     set ylabel "system calls per message"
     set logscale y
     set yrange [0.01:10]
@@ -73,7 +76,7 @@ if (at50) {
 }
 
 set output dir."/memory.svg"
-set title "Memory per idle connection, ".conns." connections held (log scale)\n".memline
+set title "Memory per idle connection, ".conns." connections held (log scale)\n".memline offset 0,1.6
 set xrange [-0.6:nmem - 0.4]
 set ylabel "bytes per connection"
 set logscale y

@@ -64,7 +64,9 @@ mkdir -p "$dir"
 # header KEY FILE: the value of a "# KEY: value" line.
 header() { sed -n "s/^# $1: //p" "$2" | head -n 1; }
 machine="$(header cores "$bench")-core $(header cpu "$bench"), $(header kernel "$bench"),"
-machine+=" $(header os "$bench" | sed 's/ GNU\/Linux//; s/ (.*)//'); $(header method "$bench" | cut -d';' -f1); $(header date "$bench" | cut -dT -f1)"
+runs=$(awk -F, '!/^#/ && $6 ~ /^[0-9]+$/ && $6 > m { m = $6 } END { print m + 0 }' "$bench")
+secs=$(header method "$bench" | sed -n 's/.* of \([0-9]*\) s per point.*/\1/p')
+machine+=" $(header os "$bench" | sed 's/ GNU\/Linux//; s/ (.*)//'); $runs run(s) of ${secs:-?} s per point, $(header date "$bench" | cut -dT -f1)"
 machine=${machine//\'/}
 memline="$(header cores "$mem")-core $(header cpu "$mem"), $(header kernel "$mem"), $(header date "$mem" | cut -dT -f1)"
 memline=${memline//\'/}

@@ -221,14 +221,15 @@ c10k_targets() {
                 print "  io_uring system calls per message at 50 connections: not measured"
             else
                 printf "  fewest system calls per message of an io_uring server, 50 connections: %s %s (target <= 0.1: %s)\n",
-                    bestname, best, best + 0 <= 0.1 ? "met" : "missed"
+                    bestname, best, (best + 0 <= 0.1) ? "met" : "missed"
             for (c = 50; c <= 500; c += 450) {
                 if (!(c in top) || !(c in uv) || uv[c] + 0 == 0) {
                     printf "  best course server against echo-uv at %d connections: not measured\n", c
                     continue
                 }
+                verdict = (top[c] + 0 > uv[c] + 0) ? "met" : "missed"
                 printf "  best course server at %d connections: %s %d req/s, echo-uv %d (%+.1f%%: %s)\n", c,
-                    topname[c], top[c], uv[c], (top[c] / uv[c] - 1) * 100, top[c] + 0 > uv[c] + 0 ? "met" : "missed"
+                    topname[c], top[c], uv[c], (top[c] / uv[c] - 1) * 100, verdict
             }
         }'
 }
