@@ -17,10 +17,10 @@
 #              and 4 KiB messages at each count of -k (default "50";
 #              -k none for no 4 KiB point)
 #   quick      (default) 1 run of 1 s per point, then system calls per
-#              message; about 3 minutes for the 17 servers on 2 CPUs
+#              message: 1 min 36 s for the 17 servers on a 2-core VM
 #   -f         (or BENCH=full) 3 runs of 3 s per point (-r, -d change them),
 #              then the CPU time per message over 50 x 4,000 messages
-#              (bench_cpu), then system calls; about 20 minutes
+#              (bench_cpu), then system calls: many times longer
 #   -s NAMES   only these servers, comma-separated: a whole name from
 #              servers.txt ("echo-epoll-oneshot -w 2") or its first word
 #              ("echo-aio": every backend)

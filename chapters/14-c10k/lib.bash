@@ -216,7 +216,7 @@ c10k_targets() {
             else if (!($4 in top) || $7 + 0 > top[$4] + 0) { top[$4] = $7; topname[$4] = $1 }
         }
         END {
-            print "targets (one run; the README says how far to trust them):"
+            print "targets (medians of the runs in this CSV; the README says how far to trust them):"
             if (best == "")
                 print "  io_uring system calls per message at 50 connections: not measured"
             else
