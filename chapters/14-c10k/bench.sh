@@ -2,7 +2,8 @@
 # bench.sh: every echo server of the course side by side (servers.txt), the
 # same client (echo-load) against each, on this machine.
 #
-#   chapters/14-c10k/bench.sh [-f] [-s NAMES] [-c "1 50 500"] [-k "50"] [-r RUNS] [-d SECONDS] [-o FILE]
+#   chapters/14-c10k/bench.sh [-f] [-s NAMES] [-c "1 50 500"] [-k "50"] [-r RUNS] [-d SECONDS]
+#                             [-o FILE | -A FILE]
 #   make bench                      the quick run (the same as no option)
 #   make bench BENCH=full           the long run (the same as -f)
 #
