@@ -40,9 +40,34 @@ fi
 filter=()
 [ -n "${FILTER:-}" ] && filter=(--filter "$FILTER")
 
+# No test may hang the run: bats stops a test that runs longer than this and
+# reports it as "not ok ... # timeout after Ns" (a file that needs longer for
+# one test, like the mutants, sets BATS_TEST_TIMEOUT itself).
+export BATS_TEST_TIMEOUT="${BATS_TEST_TIMEOUT:-300}"
+
+# Every process a test starts inherits this mark. What still carries it once
+# a test file is done was left behind (a server a test forgot, a program a
+# hung test left spinning): it is named and killed, so it cannot slow down
+# or disturb the files after it.
+export COURSE_TEST_RUN="$$.$RANDOM"
+reap_leftovers() { # FILE
+    local p pids=()
+    for p in $(env -u COURSE_TEST_RUN grep -lzsx "COURSE_TEST_RUN=$COURSE_TEST_RUN" /proc/[0-9]*/environ); do
+        p=${p#/proc/}
+        pids+=("${p%/environ}")
+    done
+    [ ${#pids[@]} -gt 0 ] || return 0
+    echo "warning: $1 left ${#pids[@]} process(es) running; killing them:"
+    ps -o pid=,args= -p "$(IFS=,; echo "${pids[*]}")" | cut -c1-160 | sed 's/^/  /'
+    kill -KILL "${pids[@]}" 2>/dev/null
+    return 0
+}
+
 passed=0 failed=0 skipped=0
 failed_names=()
 start=$(date +%s)
+times="$(mktemp)" # "SECONDS FILE" and "MS FILE: TEST", for the slowest lists at the end
+trap 'rm -f "$times"' EXIT
 
 for d in "${dirs[@]}"; do
     files=()
@@ -53,8 +78,12 @@ for d in "${dirs[@]}"; do
     for f in "${files[@]}"; do
         echo "== $f"
         out="$(mktemp)"
-        bats --tap "${filter[@]}" "$f" 2>&1 | tee "$out"
+        t0=$(date +%s)
+        bats --tap --timing "${filter[@]}" "$f" 2>&1 | tee "$out"
         status=${PIPESTATUS[0]}
+        reap_leftovers "$f"
+        echo "$(($(date +%s) - t0)) $f" >>"$times"
+        sed -n "s|^ok [0-9]* \(.*\) in \([0-9]*\)ms\$|\2 $f: \1|p" "$out" >>"$times"
         p=$(grep -Ec '^ok [0-9]+ ' "$out" || true)
         s=$(grep -Ec '^ok [0-9]+ .*# skip' "$out" || true)
         n=$(grep -Ec '^not ok [0-9]+ ' "$out" || true)
@@ -74,6 +103,13 @@ for d in "${dirs[@]}"; do
 done
 
 elapsed=$(($(date +%s) - start))
+if [ ${#dirs[@]} -gt 1 ] || [ "$(grep -c ': ' "$times")" -gt 10 ]; then
+    echo
+    echo "slowest test files (seconds):"
+    grep -v ': ' "$times" | sort -rn | head -n 5 | sed 's/^/  /'
+    echo "slowest tests (ms):"
+    grep ': ' "$times" | sort -rn | head -n 5 | sed 's/^/  /'
+fi
 if [ ${#failed_names[@]} -gt 0 ]; then
     echo
     echo "failed:"

@@ -30,7 +30,7 @@ stop_with_stuck_writer() {
     server_start "$@" -p 0
     payload "$BATS_TEST_TMPDIR/big" $((8 * 1024 * 1024))
     conn_open fd
-    timeout 60 cat "$BATS_TEST_TMPDIR/big" >&"$fd" 2>/dev/null 3>&- &
+    timeout --foreground 60 cat "$BATS_TEST_TMPDIR/big" >&"$fd" 2>/dev/null 3>&- &
     writer=$!
     # Bytes in the server's send queue that it cannot send: the worker is stuck.
     for ((i = 0; i < 100; i++)); do

@@ -37,7 +37,7 @@ setup() {
     server_start "${SERVER[@]}" -p 0
     for ((i = 0; i < 50; i++)); do
         f=${files[$((i % ${#files[@]}))]}
-        timeout 60 "$FILE_CLIENT" -p "$PORT" -o "$BATS_TEST_TMPDIR/c$i" "$f" &
+        timeout --foreground 60 "$FILE_CLIENT" -p "$PORT" -o "$BATS_TEST_TMPDIR/c$i" "$f" &
         pids+=($!)
     done
     for ((i = 0; i < 50; i++)); do
@@ -130,10 +130,10 @@ setup() {
 @test "file-server: a full queue answers ERR BUSY at once instead of queueing without bound" {
     local a b
     server_start "${SERVER[@]}" -p 0 -w 1 -q 1 -s 2000
-    timeout 60 "$FILE_CLIENT" -p "$PORT" -o /dev/null slow.bin &
+    timeout --foreground 60 "$FILE_CLIENT" -p "$PORT" -o /dev/null slow.bin &
     a=$!
     wait_stat busy 1
-    timeout 60 "$FILE_CLIENT" -p "$PORT" -o /dev/null slow.bin &
+    timeout --foreground 60 "$FILE_CLIENT" -p "$PORT" -o /dev/null slow.bin &
     b=$!
     wait_stat queued 1
     fetch f1.bin
@@ -162,10 +162,10 @@ setup() {
 @test "file-server: with its one thread blocked on a slow read, STATS shows busy 1, idle 0, a queued job waiting longer and longer, and the loop still answers" {
     local a b w1 w2
     server_start "${SERVER[@]}" -p 0 -w 1 -s 3000
-    timeout 60 "$FILE_CLIENT" -p "$PORT" -o /dev/null slow.bin &
+    timeout --foreground 60 "$FILE_CLIENT" -p "$PORT" -o /dev/null slow.bin &
     a=$!
     wait_stat busy 1
-    timeout 60 "$FILE_CLIENT" -p "$PORT" -o /dev/null f1.bin &
+    timeout --foreground 60 "$FILE_CLIENT" -p "$PORT" -o /dev/null f1.bin &
     b=$!
     wait_stat queued 1
     [ "$(stat_of idle)" -eq 0 ] || fail "expected idle 0"
@@ -184,7 +184,7 @@ setup() {
     local i pids=() st
     server_start "${SERVER[@]}" -p 0 -w 1 -s 400
     for ((i = 0; i < 4; i++)); do
-        timeout 30 "$FILE_CLIENT" -p "$PORT" -o /dev/null slow.bin 2>/dev/null &
+        timeout --foreground 30 "$FILE_CLIENT" -p "$PORT" -o /dev/null slow.bin 2>/dev/null &
         pids+=($!)
     done
     wait_stat queued 3
@@ -247,8 +247,8 @@ setup() {
     exec {fd}<>"/dev/tcp/127.0.0.1/$PORT"
     printf 'GET slow.bin\n' >&"$fd"
     exec {fd}>&- # an orphaned job
-    timeout 30 "$FILE_CLIENT" -p "$PORT" -o /dev/null slow.bin 2>/dev/null &
-    timeout 30 "$FILE_CLIENT" -p "$PORT" -o /dev/null slow.bin 2>/dev/null &
+    timeout --foreground 30 "$FILE_CLIENT" -p "$PORT" -o /dev/null slow.bin 2>/dev/null &
+    timeout --foreground 30 "$FILE_CLIENT" -p "$PORT" -o /dev/null slow.bin 2>/dev/null &
     sleep 0.5
     server_stop TERM
     wait

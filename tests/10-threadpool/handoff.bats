@@ -65,7 +65,7 @@ $out"
     local i pids=() failed=0 files=(f1.bin f4096.bin f65536.bin)
     server_start "${SERVER[@]}" -p 0 -w 3
     for ((i = 0; i < 30; i++)); do
-        timeout 60 "$FILE_CLIENT" -p "$PORT" -t 10 -o "$BATS_TEST_TMPDIR/c$i" "${files[$((i % 3))]}" &
+        timeout --foreground 60 "$FILE_CLIENT" -p "$PORT" -t 10 -o "$BATS_TEST_TMPDIR/c$i" "${files[$((i % 3))]}" &
         pids+=($!)
     done
     for ((i = 0; i < 30; i++)); do
@@ -80,7 +80,7 @@ $out"
     local i pids=() failed=0
     server_start "${SERVER[@]}" -p 0 -w 4 -s 200
     for ((i = 0; i < 8; i++)); do
-        timeout 60 "$FILE_CLIENT" -p "$PORT" -t 10 -o "$BATS_TEST_TMPDIR/s$i" slow.bin &
+        timeout --foreground 60 "$FILE_CLIENT" -p "$PORT" -t 10 -o "$BATS_TEST_TMPDIR/s$i" slow.bin &
         pids+=($!)
     done
     for ((i = 0; i < 8; i++)); do
@@ -109,7 +109,7 @@ $out"
     server_start "${SERVER[@]}" -p 0 -w 1 -s 300
     fetch_cmp f1.bin
     for ((i = 0; i < 3; i++)); do
-        timeout 30 "$FILE_CLIENT" -p "$PORT" -o /dev/null slow.bin 2>/dev/null &
+        timeout --foreground 30 "$FILE_CLIENT" -p "$PORT" -o /dev/null slow.bin 2>/dev/null &
     done
     wait_stat queued 2
     stop_within 5

@@ -307,7 +307,8 @@ wait_for() {
 @test "echo-load --idle holds N connections and prints the holding line" {
     start_echo
     local out="$BATS_TEST_TMPDIR/idle.out"
-    timeout 20 "$TOOLS/echo-load" -p "$PORT" -c 20 --idle >"$out" 2>&1 3>&- &
+    # --foreground: see the note on timeout in tests/helpers/common.bash.
+    timeout --foreground 20 "$TOOLS/echo-load" -p "$PORT" -c 20 --idle >"$out" 2>&1 3>&- &
     CLIENT_PIDS+=("$!")
     wait_for "$out" "holding 20 connections"
     run bash -c "ss -Htn state established '( sport = :$PORT )' | wc -l"

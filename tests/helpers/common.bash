@@ -30,6 +30,16 @@
 # Every process started with server_start is killed and reaped in teardown,
 # even when a test fails half-way. Tests that define their own teardown()
 # must call course_teardown from it.
+#
+# A note on timeout(1). A test that signals a `timeout N PROGRAM` it started
+# in the background must write `timeout --foreground N PROGRAM`. Without
+# --foreground, timeout passes the signal on and then sends SIGCONT to the
+# program and to its whole process group. In a SAN=address build the program
+# is by then exiting, and LeakSanitizer stops it with ptrace (PTRACE_ATTACH
+# sends SIGSTOP); a SIGCONT arriving at that moment discards the pending
+# SIGSTOP, so the leak checker waits forever for a stop that never comes
+# while the program spins waiting for the leak checker. That hung a CI run
+# once; a test in tests/meta/runner.bats keeps it from coming back.
 
 TOP="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
 BUILD="${BUILD:-$TOP/build}"

@@ -487,7 +487,7 @@ suite_fair_under_flood() {
     local max_ms=$((${1:-200} * $(san_slowdown))) fpid out max
     suite_start
     FLOOD_OUT="$BATS_TEST_TMPDIR/flood.out"
-    timeout 60 "$(tool_bin echo-load)" -p "$PORT" -c 1 -l 1M -D 8 -d 4 >"$FLOOD_OUT" 2>&1 &
+    timeout --foreground 60 "$(tool_bin echo-load)" -p "$PORT" -c 1 -l 1M -D 8 -d 4 >"$FLOOD_OUT" 2>&1 &
     fpid=$!
     _course_pids+=("$fpid")
     sleep 0.5
@@ -700,7 +700,8 @@ suite_many_idle() {
     server_start bash -c 'ulimit -n 8192 && exec "$@"' _ "${SERVER_CMD[@]}" -p 0
     rss0=$(rss_kb "$SERVER_PID")
     holder="$BATS_TEST_TMPDIR/holder.out"
-    timeout 120 bash -c 'ulimit -n 8192 && exec "$@"' _ "$(tool_bin echo-load)" -p "$PORT" -c "$n" --idle -d 60 >"$holder" 2>&1 &
+    # --foreground: it is signalled below (see the note on timeout in common.bash).
+    timeout --foreground 120 bash -c 'ulimit -n 8192 && exec "$@"' _ "$(tool_bin echo-load)" -p "$PORT" -c "$n" --idle -d 60 >"$holder" 2>&1 &
     hpid=$!
     _course_pids+=("$hpid")
     for ((i = 0; i < 600; i++)); do

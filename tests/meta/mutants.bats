@@ -7,6 +7,10 @@
 # (test files, relative to the repository), then a unified diff (patch -p1).
 load ../helpers/common
 
+# Every mutant runs inside the one test below: it needs more than the
+# runner's limit per test.
+BATS_TEST_TIMEOUT=3600
+
 # Mutants are about the tests, not the build: the normal build is enough, and
 # a sanitizer run would only repeat them more slowly.
 setup() {
@@ -57,19 +61,24 @@ run_mutant() {
     patch -s -p1 -d "$scratch" <"$patch" || { echo "$name: the patch does not apply"; return 1; }
     tests="$(sed -n '2s/^killed-by: //p' "$patch")"
     [ -n "$tests" ] || { echo "$name: no killed-by: line"; return 1; }
-    # build the patched folders (and common/, which the tests' tools need)
+    # build the patched folders (and common/, which the tests' tools need):
+    # for a file in a subfolder (rt/timer.c), the nearest folder with a
+    # Makefile. A mutant must build: one the compiler refuses proves nothing
+    # about the tests, so it is reported as broken, not as killed. WERROR is
+    # left out: a planted bug may well leave a variable unused.
     dirs="common"
     for d in $(sed -n 's|^+++ b/\(.*\)/[^/]*$|\1|p' "$patch"); do
-        case "$d" in common*) ;; *) dirs="$dirs $d" ;; esac
+        while [ "$d" != . ] && [ ! -f "$scratch/$d/Makefile" ]; do d="$(dirname "$d")"; done
+        case "$d" in . | common*) ;; *) dirs="$dirs $d" ;; esac
     done
     for d in $dirs; do
-        env -u BUILD -u SAN -u MAKEFLAGS -u MAKELEVEL make -s -C "$scratch/$d" QUIET_WHERE=1 >"$scratch/build.log" 2>&1 ||
-            { echo "$name: killed by the compiler (make -C $d)"; return 0; }
+        env -u BUILD -u SAN -u WERROR -u MAKEFLAGS -u MAKELEVEL make -s -C "$scratch/$d" QUIET_WHERE=1 >"$scratch/build.log" 2>&1 ||
+            { echo "$name: BROKEN: it does not build (make -C $d): $(grep -m3 'error' "$scratch/build.log")"; return 1; }
     done
     # and every chapter the tests belong to, so their programs are the mutant's
     for d in $tests; do
         d="$(basename "$(dirname "$d")")"
-        [ -d "$scratch/chapters/$d" ] && env -u BUILD -u SAN -u MAKEFLAGS -u MAKELEVEL make -s -C "$scratch/chapters/$d" QUIET_WHERE=1 >>"$scratch/build.log" 2>&1
+        [ -d "$scratch/chapters/$d" ] && env -u BUILD -u SAN -u WERROR -u MAKEFLAGS -u MAKELEVEL make -s -C "$scratch/chapters/$d" QUIET_WHERE=1 >>"$scratch/build.log" 2>&1
     done
     local t
     for t in $tests; do
@@ -107,4 +116,10 @@ run_mutant() {
     run run_mutant "$BATS_TEST_DIRNAME/fixtures/harmless.patch.txt"
     assert_failure
     assert_output --partial "SURVIVED"
+}
+
+@test "a mutant the compiler refuses is reported as broken, not counted as killed" {
+    run run_mutant "$BATS_TEST_DIRNAME/fixtures/broken.patch.txt"
+    assert_failure
+    assert_output --partial "BROKEN: it does not build (make -C solutions/00-latency/chase)"
 }

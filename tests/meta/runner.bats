@@ -2,6 +2,11 @@
 # it must count right and fail when anything fails.
 load ../helpers/common
 
+# The runner under test must not inherit the FILTER of the run that runs it.
+setup() {
+    unset FILTER
+}
+
 make_fixture() {
     local t="$BATS_TEST_TMPDIR/fixture/tests/01-demo"
     mkdir -p "$t"
@@ -52,4 +57,38 @@ make_fixture() {
     FILTER=passes COURSE_TESTS="$fx" run "$TOP/common/mk/run-tests.sh"
     assert_success
     assert_line --index -1 "tests: 1 passed, 0 failed, 0 skipped"
+}
+
+@test "a run of more than one folder ends with its slowest test files and tests, before the summary" {
+    local fx; fx=$(make_fixture)
+    sed -i '/"fails"/d' "$fx/tests/01-demo/chapter.bats"
+    mkdir -p "$fx/tests/02-other"
+    cp "$fx/tests/01-demo/chapter.bats" "$fx/tests/02-other/chapter.bats"
+    COURSE_TESTS="$fx" run "$TOP/common/mk/run-tests.sh"
+    assert_success
+    assert_line "slowest test files (seconds):"
+    assert_line --regexp '^  [0-9]+ tests/0[12]-[a-z]+/chapter.bats$'
+    assert_line --regexp '^  [0-9]+ tests/01-demo/chapter.bats: passes$'
+    assert_line --index -1 "tests: 2 passed, 0 failed, 2 skipped"
+}
+
+@test "a test that hangs is stopped and reported, and what a test left running is killed" {
+    local fx; fx=$(make_fixture)
+    cp "$BATS_TEST_DIRNAME/fixtures/hang.bats.txt" "$fx/tests/01-demo/chapter.bats"
+    BATS_TEST_TIMEOUT=2 COURSE_TESTS="$fx" run timeout 60 "$TOP/common/mk/run-tests.sh"
+    assert_failure 1
+    assert_line --regexp '^not ok 2 hangs in [0-9]+ms # timeout after 2s$'
+    assert_line "warning: tests/01-demo/chapter.bats left 1 process(es) running; killing them:"
+    assert_line --regexp '^  +[0-9]+ sleep 1000$'
+    assert_line --index -1 "tests: 1 passed, 1 failed, 0 skipped"
+    run pgrep -f '^sleep 1000$'
+    assert_failure
+}
+
+# timeout(1) without --foreground follows the signal it passes on with a
+# SIGCONT to the whole process group, which can hang a sanitized program in
+# LeakSanitizer at exit (the note on timeout in tests/helpers/common.bash).
+@test "no test starts timeout(1) in the background without --foreground" {
+    run bash -c "cd '$TOP' && grep -rnE 'timeout [0-9][^|]*[^&]&\s*(#.*)?\$' tests --include=*.bats --include=*.bash | grep -v -- --foreground"
+    assert_output ""
 }
