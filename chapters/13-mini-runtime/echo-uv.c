@@ -66,8 +66,11 @@ static void client_written(uv_write_t *req, int status)
 
 static void client_shut(uv_shutdown_t *req, int status)
 {
+    /* UV_ECANCELED: SIGTERM's walk closed the handle while the shutdown was
+     * pending, and libuv asserts against closing a handle twice. */
     (void)status;
-    uv_close((uv_handle_t *)req->handle, client_free);
+    if (!uv_is_closing((uv_handle_t *)req->handle))
+        uv_close((uv_handle_t *)req->handle, client_free);
 }
 
 static void client_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)

@@ -93,6 +93,10 @@ uv_setup() {
     uv_setup
     suite_large_payload
 }
+@test "echo-uv (libuv reference): 2,000 idle connections, then SIGTERM just after they all close exits 0" {
+    uv_setup
+    suite_many_idle 2000
+}
 
 # ---- bench.sh: the runtime beside echo-uring and libuv ------------------------------
 
