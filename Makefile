@@ -3,7 +3,7 @@
 # Variables: CH=03 (one chapter), EX=03-nonblocking/poll-echo (one exercise),
 # IMPL=solutions|exercises, FILTER=regex (passed to bats --filter),
 # SAN=address,undefined | SAN=thread (sanitizer build in its own folder),
-# WERROR=1, V=1 (show commands).
+# WERROR=1, V=1 (show commands), BENCH=quick|full (make bench).
 
 include common/mk/config.mk
 
@@ -15,7 +15,8 @@ BUILD_DIRS    := $(CHAPTER_DIRS) $(SOLUTION_DIRS) $(EXERCISE_DIRS)
 SCRIPTS := common/mk
 
 .DEFAULT_GOAL := all
-.PHONY: all help setup deps doctor test ex hint progress exercises snippets book lint format clean \
+.PHONY: all help setup deps doctor test ex hint progress exercises snippets book bench bench-check \
+        lint format clean \
         common $(BUILD_DIRS)
 
 help: ## list every target
@@ -25,7 +26,7 @@ help: ## list every target
 	    awk -F'\t' '{ printf "  make %-11s %s\n", $$1, $$2 }'
 	@echo
 	@echo "variables: CH=03  EX=03-nonblocking/poll-echo  IMPL=solutions|exercises  FILTER=regex"
-	@echo "           SAN=address,undefined | SAN=thread  WERROR=1  V=1"
+	@echo "           SAN=address,undefined | SAN=thread  WERROR=1  V=1  BENCH=quick|full"
 
 all: $(BUILD_DIRS) ## build every chapter, solution and exercise into build/
 
@@ -70,6 +71,12 @@ snippets: ## rewrite the code excerpts in the READMEs from the source files
 
 book: ## the book, HTML and EPUB, from the READMEs into build/book/ (pandoc, graphviz)
 	$(Q)$(SCRIPTS)/book.sh
+
+bench: ## every echo server side by side, into build/bench/ (chapter 14; BENCH=full: the long run)
+	$(Q)BENCH=$(or $(BENCH),quick) chapters/14-c10k/bench.sh
+
+bench-check: ## compare the last make bench with chapter 14's baseline (ratios between servers)
+	$(Q)chapters/14-c10k/bench-check.sh
 
 lint: ## clang-format check and cppcheck over every C file
 	$(Q)$(SCRIPTS)/lint.sh

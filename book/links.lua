@@ -15,7 +15,8 @@
 -- (not written yet) becomes plain text. Links to other files of the
 -- repository (sources, tests, exercises) point into the repository in HTML
 -- and become the file's path in the EPUB, which cannot reach them. Images
--- from book/diagrams/ are copied next to the pages. The first level-1
+-- from book/diagrams/ are copied next to the pages, and a chapter's charts
+-- (chapters/NN-slug/figures/*.svg) into figures/NN-slug/. The first level-1
 -- heading is the page's title.
 
 local mode, page, src, repo, top = 'html', '', '.', '..', '.'
@@ -116,6 +117,8 @@ local function fix_image(el)
     el.src = top .. '/' .. full
   elseif full:match('^book/diagrams/') then
     el.src = 'diagrams/' .. full:match('([^/]+)$')
+  elseif full:match('^chapters/[^/]+/figures/[^/]+$') then
+    el.src = 'figures/' .. full:match('^chapters/([^/]+/figures/[^/]+)$'):gsub('/figures/', '/', 1)
   else
     el.src = repo .. '/' .. full
   end

@@ -42,43 +42,8 @@ else
 fi
 add "echo-epoll-lt (ch 04)" "$b/04-epoll/echo-epoll-lt"
 
-# cpu_per_message CONNS PER_CONN RUNS: for each server, the CPU time it
-# spends (/proc/PID/stat) while CONNS connections echo PER_CONN messages
-# each, in microseconds per message: user + system (median and range), and
-# the user part alone (median): the part a runtime adds, since the system
-# part is the kernel's TCP work, the same for every server.
-cpu_per_message() {
-    local conns="$1" per="$2" runs="$3" hz i r u0 s0 u1 s1
-    hz=$(getconf CLK_TCK)
-    echo
-    echo "server CPU time per echoed message: $conns connections x $per messages, median of $runs runs"
-    printf '%-26s %14s %14s %14s
-' server "us/message" "range" "user us/msg"
-    for i in "${!BENCH_NAMES[@]}"; do
-        : >"$BENCH_TMP/cpu.$i"
-        : >"$BENCH_TMP/user.$i"
-        for ((r = 0; r < runs; r++)); do
-            # shellcheck disable=SC2086
-            bench_start "${BENCH_PIN_SERVER[@]}" ${BENCH_CMDS[$i]} -p 0
-            "${BENCH_PIN_CLIENT[@]}" "$BENCH_LOAD" -p "$BENCH_PORT" -c 10 -n 200 >/dev/null # warm up
-            read -r u0 s0 < <(awk '{ print $14, $15 }' "/proc/$BENCH_PID/stat")
-            "${BENCH_PIN_CLIENT[@]}" "$BENCH_LOAD" -p "$BENCH_PORT" -c "$conns" -n "$per" -l 128 >/dev/null
-            read -r u1 s1 < <(awk '{ print $14, $15 }' "/proc/$BENCH_PID/stat")
-            bench_stop
-            # ticks -> microseconds per message, in hundredths
-            echo $(((u1 + s1 - u0 - s0) * 100000000 / hz / (conns * per))) >>"$BENCH_TMP/cpu.$i"
-            echo $(((u1 - u0) * 100000000 / hz / (conns * per))) >>"$BENCH_TMP/user.$i"
-        done
-        printf '%-26s %14s %14s %14s
-' "${BENCH_NAMES[$i]}" \
-            "$(bench_median <"$BENCH_TMP/cpu.$i" | awk '{ printf "%.2f", $1 / 100 }')" \
-            "[$(bench_range <"$BENCH_TMP/cpu.$i" | awk -F- '{ printf "%.2f-%.2f", $1 / 100, $2 / 100 }')]" \
-            "$(bench_median <"$BENCH_TMP/user.$i" | awk '{ printf "%.2f", $1 / 100 }')"
-    done
-}
-
 bench_header "$runs" "$secs"
 bench_table "$conns" "$runs" "$secs"
 [ "$quick" = 1 ] && exit 0
-cpu_per_message 50 4000 "$runs"
+bench_cpu 50 4000 "$runs"
 bench_syscalls 50 200

@@ -10,7 +10,8 @@
 # the book), book/glossary.md, book/dotnet.md, book/claims.md. The READMEs
 # are used exactly as they are; book/links.lua makes their links work in the
 # book. Pictures: book/diagrams/*.dot, rendered to SVG first when Graphviz
-# is installed (common/mk/diagrams.sh).
+# is installed (common/mk/diagrams.sh), and each chapter's charts
+# (chapters/NN-slug/figures/*.svg, committed with the figures they show).
 #
 # Environment: BOOK_OUT (default build/book), BOOK_SOURCE_URL (where links to
 # source files go, e.g. https://example.org/course/blob/main; default: a
@@ -38,6 +39,11 @@ rm -rf "$out"
 mkdir -p "$out/diagrams" || exit 1
 cp book/book.css "$out/"
 cp book/diagrams/*.svg "$out/diagrams/" 2>/dev/null
+for fig in chapters/[0-9][0-9]-*/figures; do
+    [ -d "$fig" ] || continue
+    mkdir -p "$out/figures/$(basename "$(dirname "$fig")")" &&
+        cp "$fig"/*.svg "$out/figures/$(basename "$(dirname "$fig")")/" || exit 1
+done
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 

@@ -7,6 +7,7 @@
 #   BENCH_CMDS=(build/.../echo-epoll-lt "build/.../echo-epoll-oneshot -w 2")
 #   bench_header RUNS SECONDS
 #   bench_table "50 500" RUNS SECONDS   # requests/s and p99, median and range
+#   bench_cpu 50 4000 RUNS              # the server's CPU time per message (/proc)
 #   bench_syscalls 50 200               # system calls per echoed message (strace -f -c)
 #
 # A BENCH_CMDS entry is split on spaces, so a server takes its arguments
@@ -54,8 +55,13 @@ bench_init() {
     if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
         BENCH_PIN_SERVER=(taskset -c 1) BENCH_PIN_CLIENT=(taskset -c 0)
     fi
-    # 500 connections are 500 fds in each process, plus a few
-    ulimit -n 4096 2>/dev/null || true
+    # 500 connections are 500 fds in each process, plus a few. -S: the soft
+    # limit only; a plain `ulimit -n` would lower the hard limit too, and a
+    # script could then not raise the soft one any further.
+    case "$(ulimit -Sn)" in
+    unlimited) ;;
+    *) [ "$(ulimit -Sn)" -ge 4096 ] || ulimit -Sn 4096 2>/dev/null || true ;;
+    esac
 }
 
 bench__cleanup() {
@@ -140,12 +146,58 @@ bench_table() {
     done
 }
 
+# bench_ticks PID: the user and the system CPU time PID has used so far, in
+# clock ticks (getconf CLK_TCK of them per second): fields 14 and 15 of
+# /proc/PID/stat, counted after the command name, which may hold spaces.
+bench_ticks() {
+    local stat
+    stat=$(cat "/proc/$1/stat") || return 1
+    # shellcheck disable=SC2086 # split into fields on purpose
+    set -- ${stat##*) }
+    echo "${12} ${13}"
+}
+
+# bench_cpu CONNS PER_CONN RUNS: for each server, the CPU time it spends
+# (/proc/PID/stat) while CONNS connections echo PER_CONN messages each, in
+# microseconds per message: user + system (median and range), and the user
+# part alone (median): the part a runtime adds, since the system part is
+# the kernel's TCP work, the same for every server.
+bench_cpu() {
+    local conns="$1" per="$2" runs="$3" hz i r u0 s0 u1 s1
+    hz=$(getconf CLK_TCK)
+    echo
+    echo "server CPU time per echoed message: $conns connections x $per messages, median of $runs runs"
+    printf '%-26s %14s %14s %14s\n' server "us/message" "range" "user us/msg"
+    for i in "${!BENCH_NAMES[@]}"; do
+        : >"$BENCH_TMP/cpu.$i"
+        : >"$BENCH_TMP/user.$i"
+        for ((r = 0; r < runs; r++)); do
+            # shellcheck disable=SC2086
+            bench_start "${BENCH_PIN_SERVER[@]}" ${BENCH_CMDS[$i]} -p 0
+            "${BENCH_PIN_CLIENT[@]}" "$BENCH_LOAD" -p "$BENCH_PORT" -c 10 -n 200 >/dev/null # warm up
+            read -r u0 s0 < <(bench_ticks "$BENCH_PID")
+            "${BENCH_PIN_CLIENT[@]}" "$BENCH_LOAD" -p "$BENCH_PORT" -c "$conns" -n "$per" -l 128 >/dev/null
+            read -r u1 s1 < <(bench_ticks "$BENCH_PID")
+            bench_stop
+            # ticks -> microseconds per message, in hundredths
+            echo $(((u1 + s1 - u0 - s0) * 100000000 / hz / (conns * per))) >>"$BENCH_TMP/cpu.$i"
+            echo $(((u1 - u0) * 100000000 / hz / (conns * per))) >>"$BENCH_TMP/user.$i"
+        done
+        printf '%-26s %14s %14s %14s\n' "${BENCH_NAMES[$i]}" \
+            "$(bench_median <"$BENCH_TMP/cpu.$i" | awk '{ printf "%.2f", $1 / 100 }')" \
+            "[$(bench_range <"$BENCH_TMP/cpu.$i" | awk -F- '{ printf "%.2f-%.2f", $1 / 100, $2 / 100 }')]" \
+            "$(bench_median <"$BENCH_TMP/user.$i" | awk '{ printf "%.2f", $1 / 100 }')"
+    done
+}
+
 # bench_syscalls CONNS PER_CONN: every server under `strace -f -c` while
 # CONNS connections echo PER_CONN messages each; the system calls of its
 # start and stop, measured alone, are subtracted. Prints calls per message
-# and the count of each kind of wait and of reads and writes.
+# and the count of each kind of wait and of reads and writes, and keeps the
+# calls per message of server i in BENCH_SYSCALLS[i] for the caller.
 bench_syscalls() {
     local conns="$1" per="$2" msgs=$(($1 * $2)) i phase total
+    BENCH_SYSCALLS=()
     if ! command -v strace >/dev/null; then
         echo "(strace is not installed: no system call counts)"
         return 0
@@ -165,8 +217,8 @@ bench_syscalls() {
             BENCH_PID=""
         done
         total=$(($(bench_calls "$BENCH_TMP/strace.load" total) - $(bench_calls "$BENCH_TMP/strace.idle" total)))
-        printf '%-26s %9s %15s %16s %10s %10s\n' "${BENCH_NAMES[$i]}" \
-            "$(awk -v t="$total" -v m="$msgs" 'BEGIN { printf "%.3f", t / m }')" \
+        BENCH_SYSCALLS[i]=$(awk -v t="$total" -v m="$msgs" 'BEGIN { printf "%.3f", t / m }')
+        printf '%-26s %9s %15s %16s %10s %10s\n' "${BENCH_NAMES[$i]}" "${BENCH_SYSCALLS[$i]}" \
             "$(bench_calls "$BENCH_TMP/strace.load" io_uring_enter)" \
             "$(bench_calls "$BENCH_TMP/strace.load" epoll_wait epoll_pwait epoll_pwait2 poll ppoll)" \
             "$(bench_calls "$BENCH_TMP/strace.load" epoll_ctl)" \

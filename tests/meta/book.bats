@@ -140,7 +140,7 @@ $(cat "$BATS_FILE_TMPDIR/book.log")"
     require_pandoc
     local d="$BATS_TEST_TMPDIR"
     printf '%s\n' '# T' '' '[next](../99-not-yet/README.md) [epoll](../04-epoll/README.md#the-idea)' \
-        '[code](bench.c) [here](#t) ![pic](../../book/diagrams/epoll-lists.svg)' >"$d/in.md"
+        '[code](bench.c) [here](#t) ![pic](../../book/diagrams/epoll-lists.svg) ![chart](figures/memory.svg)' >"$d/in.md"
     run --separate-stderr pandoc --from gfm --to html5 --lua-filter "$TOP/book/links.lua" -M book-mode=html \
         -M book-page=00-demo -M book-src=chapters/00-demo -M book-repo=../.. -M "book-top=$TOP" \
         -M "book-pages=chapters/04-epoll/README.md=04-epoll chapters/00-demo/README.md=00-demo" "$d/in.md"
@@ -152,15 +152,18 @@ $(cat "$BATS_FILE_TMPDIR/book.log")"
     assert_output --partial 'href="../../chapters/00-demo/bench.c"'
     assert_output --partial 'href="#t"'
     assert_output --partial 'src="diagrams/epoll-lists.svg"'
+    assert_output --partial 'src="figures/00-demo/memory.svg"'
 }
 
-@test "headless Chromium renders the index and a chapter: screenshots, contents, every image loaded, the style applied" {
+@test "headless Chromium renders the index and chapters: screenshots, contents, every image loaded, the style applied" {
     require_pandoc
     require_chromium
-    local shots="$BOOK/screenshots" chapter page out
+    local shots="$BOOK/screenshots" chapter charts page out
     chapter=$(chapter_pages | grep -m1 epoll || chapter_pages | head -n 1)
+    # and the chapter with the charts (images from the chapter's figures/)
+    charts=$(chapter_pages | grep -m1 c10k || true)
     mkdir -p "$shots"
-    for page in index "$chapter"; do
+    for page in index "$chapter" $charts; do
         chromium --window-size=1280,2000 --screenshot="$shots/$page.png" "file://$BOOK/$page.html" ||
             fail "Chromium could not render $page.html"
         [ -s "$shots/$page.png" ] || fail "no screenshot of $page.html"
