@@ -118,7 +118,8 @@ local function fix_image(el)
   elseif full:match('^book/diagrams/') then
     el.src = 'diagrams/' .. full:match('([^/]+)$')
   elseif full:match('^chapters/[^/]+/figures/[^/]+$') then
-    el.src = 'figures/' .. full:match('^chapters/([^/]+/figures/[^/]+)$'):gsub('/figures/', '/', 1)
+    local chapter, file = full:match('^chapters/([^/]+)/figures/([^/]+)$')
+    el.src = 'figures/' .. chapter .. '/' .. file
   else
     el.src = repo .. '/' .. full
   end

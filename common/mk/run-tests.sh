@@ -48,7 +48,7 @@ export BATS_TEST_TIMEOUT="${BATS_TEST_TIMEOUT:-300}"
 # Every process a test starts inherits this mark. What still carries it once
 # a test file is done was left behind (a server a test forgot, a program a
 # hung test left spinning): it is named and killed, so it cannot slow down
-# or disturb the files after it.
+# or disturb the files after it, and the file counts as a failure.
 export COURSE_TEST_RUN="$$.$RANDOM"
 reap_leftovers() { # FILE
     local p pids=()
@@ -57,10 +57,10 @@ reap_leftovers() { # FILE
         pids+=("${p%/environ}")
     done
     [ ${#pids[@]} -gt 0 ] || return 0
-    echo "warning: $1 left ${#pids[@]} process(es) running; killing them:"
+    echo "$1 left ${#pids[@]} process(es) running; killing them:"
     ps -o pid=,args= -p "$(IFS=,; echo "${pids[*]}")" | cut -c1-160 | sed 's/^/  /'
     kill -KILL "${pids[@]}" 2>/dev/null
-    return 0
+    return 1
 }
 
 passed=0 failed=0 skipped=0
@@ -81,7 +81,10 @@ for d in "${dirs[@]}"; do
         t0=$(date +%s)
         bats --tap --timing "${filter[@]}" "$f" 2>&1 | tee "$out"
         status=${PIPESTATUS[0]}
-        reap_leftovers "$f"
+        if ! reap_leftovers "$f"; then
+            failed=$((failed + 1))
+            failed_names+=("$f: left processes running after its tests")
+        fi
         echo "$(($(date +%s) - t0)) $f" >>"$times"
         sed -n "s|^ok [0-9]* \(.*\) in \([0-9]*\)ms\$|\2 $f: \1|p" "$out" >>"$times"
         p=$(grep -Ec '^ok [0-9]+ ' "$out" || true)

@@ -72,15 +72,16 @@ make_fixture() {
     assert_line --index -1 "tests: 2 passed, 0 failed, 2 skipped"
 }
 
-@test "a test that hangs is stopped and reported, and what a test left running is killed" {
+@test "a test that hangs is stopped and reported, and a file that leaves a process running fails" {
     local fx; fx=$(make_fixture)
     cp "$BATS_TEST_DIRNAME/fixtures/hang.bats.txt" "$fx/tests/01-demo/chapter.bats"
     BATS_TEST_TIMEOUT=2 COURSE_TESTS="$fx" run timeout 60 "$TOP/common/mk/run-tests.sh"
     assert_failure 1
     assert_line --regexp '^not ok 2 hangs in [0-9]+ms # timeout after 2s$'
-    assert_line "warning: tests/01-demo/chapter.bats left 1 process(es) running; killing them:"
+    assert_line "tests/01-demo/chapter.bats left 1 process(es) running; killing them:"
     assert_line --regexp '^  +[0-9]+ sleep 1000$'
-    assert_line --index -1 "tests: 1 passed, 1 failed, 0 skipped"
+    assert_line "  tests/01-demo/chapter.bats: left processes running after its tests"
+    assert_line --index -1 "tests: 1 passed, 2 failed, 0 skipped"
     run pgrep -f '^sleep 1000$'
     assert_failure
 }
