@@ -180,7 +180,7 @@ static bool conn_flush(struct server *s, struct conn *c)
         return false;
     }
     if (r == 0)
-        buf_free(&c->out); /* drained: an idle connection holds no buffer */
+        buf_free(&c->out);       /* drained: an idle connection holds no buffer */
     if (r == 0 && c->peer_eof) { /* all echoed after the client's EOF */
         conn_close(s, c);
         return false;
