@@ -56,7 +56,9 @@ static enum conn_status conn__flush_pending(struct conn *c)
             return CONN_KEEP; /* send buffer full: conn_wants_write() is now true */
         return conn__fail(c, "write", n < 0 ? errno : EIO);
     }
-    /* Drained. After the client's EOF nothing more will come: close. */
+    /* Drained: give the buffer back, so an idle connection holds none. */
+    buf_free(&c->out);
+    /* After the client's EOF nothing more will come: close. */
     return c->peer_eof ? CONN_CLOSE : CONN_KEEP;
 }
 /* end snippet */

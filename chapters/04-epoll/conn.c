@@ -60,7 +60,9 @@ static enum conn_status conn__flush(struct conn *c)
         return CONN_KEEP; /* the rest waits for EPOLLOUT */
     if (err < 0)
         return conn__fail(c, "write", -err);
-    /* Drained. After the client's EOF nothing more will come: close. */
+    /* Drained: give the buffer back, so an idle connection holds none. */
+    buf_free(&c->out);
+    /* After the client's EOF nothing more will come: close. */
     return c->peer_eof ? CONN_CLOSE : CONN_KEEP;
 }
 /* end snippet */

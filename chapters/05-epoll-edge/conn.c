@@ -67,6 +67,7 @@ static enum conn_status conn__flush(struct conn *c)
     }
     if (err < 0)
         return conn__fail(c, "write", -err);
+    buf_free(&c->out); /* drained: an idle connection holds no buffer */
     return CONN_KEEP;
 }
 /* end snippet */
@@ -85,9 +86,11 @@ enum conn_status conn_run(struct conn *c, int reads)
             return CONN_KEEP; /* budget spent, data left: conn_has_work() is true */
 
         ssize_t n = buf_read_from(&c->out, c->w.fd, CONN_READ_CHUNK);
-        if (n == -EAGAIN)
+        if (n == -EAGAIN) {
             c->readable = false; /* drained: the next byte brings a new edge */
-        else if (n < 0)
+            if (buf_len(&c->out) == 0)
+                buf_free(&c->out); /* and an idle connection holds no buffer */
+        } else if (n < 0)
             return conn__fail(c, "read", (int)-n);
         else if (n == 0)
             c->peer_eof = true; /* echo what we have, then close */

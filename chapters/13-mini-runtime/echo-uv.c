@@ -5,8 +5,11 @@
  * first written back with uv_try_write(), a plain write() that completes at
  * once when the socket has room (almost always, for an echo); only what it
  * could not send is copied into a write request, and reading stops until
- * that request completes (backpressure). Each client has one read buffer,
- * so the common path allocates nothing and changes no epoll registration.
+ * that request completes (backpressure). Every read lands in one buffer for
+ * the whole loop (libuv asks for it just before each read(), and the bytes
+ * are written or copied before the next), so an idle client holds no
+ * buffer, the common path allocates nothing and changes no epoll
+ * registration.
  *
  *     apt-get install libuv1-dev      (make deps installs it)
  *     make -C chapters/13-mini-runtime
@@ -29,8 +32,9 @@ struct client {
     uv_write_t write;
     uv_shutdown_t shutdown;
     char *pending; /* the bytes uv_try_write() left, in flight in `write` */
-    char buf[BUF_SIZE];
 };
+
+static char loop_buf[BUF_SIZE]; /* where every read lands; see client_read() */
 
 static void uv_die(int err, const char *what)
 {
@@ -48,8 +52,9 @@ static void client_free(uv_handle_t *h)
 
 static void client_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
+    (void)h;
     (void)suggested;
-    *buf = uv_buf_init(((struct client *)h)->buf, BUF_SIZE);
+    *buf = uv_buf_init(loop_buf, BUF_SIZE);
 }
 
 static void client_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf);
