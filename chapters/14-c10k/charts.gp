@@ -80,7 +80,7 @@ set title "Memory per idle connection, ".conns." connections held (log scale)\n"
 set xrange [-0.6:nmem - 0.4]
 set ylabel "bytes per connection"
 set logscale y
-set yrange [100:200000]
+set yrange [10:200000]
 set format y "%g"
 plot dir."/memory.dat" using 2:xtic(1) title "the server's resident memory (VmRSS)" lt 1, \
      "" using 3 title "kernel stacks of its threads (KernelStack)" lt 2, \
