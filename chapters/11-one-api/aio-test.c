@@ -18,18 +18,30 @@
  *
  * Exit status: 0 pass, 77 skip (the backend is not usable here, reason on
  * stderr), 1 fail (every failed check on stderr), 2 usage.
+ *
+ * The same checks run on Windows: win/Makefile builds aio-test.exe on the
+ * IOCP backend, and the chapter's tests run it under Wine. The few things
+ * that differ (Winsock, a temporary file, the clock) are the small
+ * functions just below, one version for each system.
  */
 #include "aio/cio.h"
-#include "net.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef _WIN32
+typedef SOCKET sock; /* cio.h brought in chapter 09's win.h, and with it Winsock */
+#define SHUT_WR SD_SEND
+#else
+#include "net.h"
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+typedef int sock;
+#endif
 
 static int failures;
 
@@ -52,6 +64,108 @@ struct seen {
 static int completed;
 static long long t0;
 
+/* ---- what differs between POSIX and Windows ---------------------------------- */
+
+#ifdef _WIN32
+static long long now_ms(void)
+{
+    LARGE_INTEGER freq, now; /* GetTickCount64() ticks in 10-16 ms steps */
+
+    QueryPerformanceFrequency(&freq);
+    QueryPerformanceCounter(&now);
+    return now.QuadPart * 1000 / freq.QuadPart;
+}
+
+static void sleep_ms(int ms)
+{
+    Sleep((DWORD)ms);
+}
+
+static _Noreturn void die(const char *what)
+{
+    char text[256];
+
+    fprintf(stderr, "aio-test: %s: %s\n", what,
+            win_strerror(WSAGetLastError(), text, sizeof(text)));
+    exit(1);
+}
+
+/* A listener on 127.0.0.1, any port: *port says which. */
+static sock listen_any(int *port)
+{
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int len = sizeof(sin);
+    sock s = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+
+    if (s == INVALID_SOCKET || bind(s, (struct sockaddr *)&sin, sizeof(sin)) != 0 ||
+        listen(s, 4) != 0 || getsockname(s, (struct sockaddr *)&sin, &len) != 0)
+        die("a listener on 127.0.0.1");
+    *port = ntohs(sin.sin_port);
+    return s;
+}
+
+static sock connect_to(int port)
+{
+    struct sockaddr_in sin = {.sin_family = AF_INET,
+                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+                              .sin_port = htons((u_short)port)};
+    sock s = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+
+    if (s == INVALID_SOCKET || connect(s, (struct sockaddr *)&sin, sizeof(sin)) != 0)
+        die("connect(127.0.0.1)");
+    return s;
+}
+
+static int sock_write(sock s, const void *p, int n)
+{
+    return send(s, p, n, 0);
+}
+static int sock_read(sock s, void *p, int n)
+{
+    return recv(s, p, n, 0);
+}
+static void sock_close(sock s)
+{
+    closesocket(s);
+}
+static void sock_nonblocking(sock s)
+{
+    u_long on = 1;
+
+    ioctlsocket(s, FIONBIO, &on);
+}
+
+/* A temporary file holding data[0..n), opened for overlapped reads (the
+ * only kind a completion port reports) and deleted when closed. */
+static cio_fd temp_file(const void *data, DWORD n)
+{
+    char dir[MAX_PATH], path[MAX_PATH];
+    OVERLAPPED ov = {0};
+    DWORD wrote = 0;
+    HANDLE h;
+
+    if (!GetTempPathA(sizeof(dir), dir) || !GetTempFileNameA(dir, "aio", 0, path))
+        die("a temporary file name");
+    h = CreateFileA(path, GENERIC_READ | GENERIC_WRITE, 0, NULL, CREATE_ALWAYS,
+                    FILE_ATTRIBUTE_TEMPORARY | FILE_FLAG_DELETE_ON_CLOSE | FILE_FLAG_OVERLAPPED,
+                    NULL);
+    if (h == INVALID_HANDLE_VALUE)
+        die("CreateFile(a temporary file)");
+    /* An overlapped handle writes through an OVERLAPPED too; wait for it
+     * here, before the handle is tied to the loop's port. */
+    if (!(ov.hEvent = CreateEventA(NULL, TRUE, FALSE, NULL)) ||
+        (!WriteFile(h, data, n, NULL, &ov) && GetLastError() != ERROR_IO_PENDING) ||
+        !GetOverlappedResult(h, &ov, &wrote, TRUE) || wrote != n)
+        die("WriteFile(the temporary file)");
+    CloseHandle(ov.hEvent);
+    return (cio_fd)h;
+}
+
+static void file_close(cio_fd fd)
+{
+    CloseHandle((HANDLE)fd);
+}
+#else
 static long long now_ms(void)
 {
     struct timespec ts;
@@ -59,6 +173,79 @@ static long long now_ms(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
+
+static void sleep_ms(int ms)
+{
+    usleep((useconds_t)ms * 1000);
+}
+
+static _Noreturn void die(const char *what)
+{
+    fprintf(stderr, "aio-test: %s: %s\n", what, strerror(errno));
+    exit(1);
+}
+
+static sock listen_any(int *port)
+{
+    sock s = net_listen("127.0.0.1", 0, 4);
+
+    if (s < 0 || (*port = net_local_port(s)) < 0)
+        die("a listener on 127.0.0.1");
+    return s;
+}
+
+static sock connect_to(int port)
+{
+    sock s = net_connect("127.0.0.1", port);
+
+    if (s < 0)
+        die("connect(127.0.0.1)");
+    return s;
+}
+
+static int sock_write(sock s, const void *p, int n)
+{
+    return (int)write(s, p, (size_t)n);
+}
+static int sock_read(sock s, void *p, int n)
+{
+    return (int)read(s, p, (size_t)n);
+}
+static void sock_close(sock s)
+{
+    close(s);
+}
+static void sock_nonblocking(sock s)
+{
+    net_set_nonblocking(s);
+}
+
+/* A temporary file holding data[0..n), already unlinked. */
+static cio_fd temp_file(const void *data, size_t n)
+{
+    char path[] = "/tmp/aio-test.XXXXXX";
+    int fd = mkstemp(path);
+
+    if (fd < 0 || write(fd, data, n) != (ssize_t)n)
+        die("a temporary file");
+    unlink(path);
+    return fd;
+}
+
+static void file_close(cio_fd fd)
+{
+    close(fd);
+}
+#endif
+
+/* A result's text. Windows' C runtime has no text for ETIME or ECANCELED
+ * ("Unknown error"), so the two this API adds are named here. */
+static const char *res_text(int res)
+{
+    return res == -ETIME ? "timer expired" : res == -ECANCELED ? "cancelled" : strerror(-res);
+}
+
+/* ---- the loop -------------------------------------------------------------------- */
 
 static void on_done(struct cio *a, struct cio_op *op)
 {
@@ -108,7 +295,7 @@ static void submit(struct cio *a, struct cio_op *op)
 {
     int err = cio_submit(a, op);
 
-    CHECK(err == 0, "cio_submit(kind %d): %s", (int)op->kind, strerror(-err));
+    CHECK(err == 0, "cio_submit(kind %d): %s", (int)op->kind, res_text(err));
 }
 
 /* ---- timers ------------------------------------------------------------------- */
@@ -133,7 +320,7 @@ static void test_timers(struct cio *a)
         /* the cancelled one completes first, then 50, 100, 200 and 300 ms */
         static const int want_order[] = {5, 3, 4, 2};
         printf("timeout %u ms: res %d (%s) after %lld ms, completion number %d\n", ms[i],
-               ops[i].res, strerror(-ops[i].res), seen[i].at_ms, seen[i].order);
+               ops[i].res, res_text(ops[i].res), seen[i].at_ms, seen[i].order);
         CHECK(ops[i].res == -ETIME, "timeout %u ms: res %d, expected -ETIME", ms[i], ops[i].res);
         CHECK(seen[i].calls == 1, "timeout %u ms: %d callbacks", ms[i], seen[i].calls);
         CHECK(seen[i].order == want_order[i], "timeout %u ms completed in position %d, expected %d",
@@ -143,7 +330,7 @@ static void test_timers(struct cio *a)
               "timeout %u ms fired after %lld ms", ms[i], seen[i].at_ms);
     }
     printf("timeout 150 ms, cancelled: res %d (%s), %d callback\n", ops[4].res,
-           strerror(-ops[4].res), seen[4].calls);
+           res_text(ops[4].res), seen[4].calls);
     CHECK(ops[4].res == -ECANCELED, "the cancelled timeout: res %d, expected -ECANCELED",
           ops[4].res);
     CHECK(seen[4].calls == 1 && seen[4].order == 1, "the cancelled timeout completed first, once");
@@ -153,17 +340,21 @@ static void test_timers(struct cio *a)
 
 /* A connected TCP pair on loopback: *client (blocking, ours to drive by
  * hand) and *server (attached to the loop). */
-static void tcp_pair(struct cio *a, int *client, int *server)
+static void tcp_pair(struct cio *a, sock *client, sock *server)
 {
-    int lfd = net_listen("127.0.0.1", 0, 4), port;
+    int port;
+    sock lfd = listen_any(&port);
 
-    if (lfd < 0 || (port = net_local_port(lfd)) < 0 ||
-        (*client = net_connect("127.0.0.1", port)) < 0 || (*server = accept(lfd, NULL, NULL)) < 0) {
-        fprintf(stderr, "aio-test: a loopback TCP pair: %s\n", strerror(errno));
-        exit(1);
-    }
-    close(lfd);
-    CHECK(cio_attach(a, *server) == 0, "cio_attach(fd %d)", *server);
+    *client = connect_to(port);
+    *server = accept(lfd, NULL, NULL);
+#ifdef _WIN32
+    if (*server == INVALID_SOCKET)
+#else
+    if (*server < 0)
+#endif
+        die("accept(a loopback connection)");
+    sock_close(lfd);
+    CHECK(cio_attach(a, (cio_fd)*server) == 0, "cio_attach(the accepted socket)");
 }
 
 static void test_cancel(struct cio *a)
@@ -171,10 +362,11 @@ static void test_cancel(struct cio *a)
     char buf[64], got[64];
     struct cio_op recv = {.kind = CIO_RECV, .buf = buf, .len = sizeof(buf), .cb = on_done};
     struct seen seen = {0};
-    int client = -1, server = -1, untouched = 1;
+    sock client, server;
+    int untouched = 1;
 
     tcp_pair(a, &client, &server);
-    recv.fd = server;
+    recv.fd = (cio_fd)server;
     recv.user_data = &seen;
     memset(buf, 0xAA, sizeof(buf));
     t0 = now_ms();
@@ -183,13 +375,13 @@ static void test_cancel(struct cio *a)
     CHECK(seen.calls == 0, "a recv with nothing to receive completed (res %d)", recv.res);
     CHECK(cio_cancel(a, &recv) == 0, "cio_cancel(a waiting recv) should be 0");
     run_until_idle(a, 5000);
-    printf("a waiting recv, cancelled: res %d (%s), %d callback\n", recv.res, strerror(-recv.res),
+    printf("a waiting recv, cancelled: res %d (%s), %d callback\n", recv.res, res_text(recv.res),
            seen.calls);
     CHECK(recv.res == -ECANCELED, "res %d, expected -ECANCELED", recv.res);
     CHECK(seen.calls == 1, "%d callbacks, expected 1", seen.calls);
 
     /* Bytes sent now must not land in the cancelled op's buffer... */
-    CHECK(write(client, "after", 5) == 5, "write(client)");
+    CHECK(sock_write(client, "after", 5) == 5, "write(client)");
     run_for(a, 200);
     for (size_t i = 0; i < sizeof(buf); i++)
         untouched &= (unsigned char)buf[i] == 0xAA;
@@ -208,8 +400,8 @@ static void test_cancel(struct cio *a)
     CHECK(cio_cancel(a, &recv) == -ENOENT, "cio_cancel(idle op) should be -ENOENT");
 
     /* The race: the data is there when the op starts, the cancel follows. */
-    CHECK(write(client, "late", 4) == 4, "write(client)");
-    usleep(50 * 1000);
+    CHECK(sock_write(client, "late", 4) == 4, "write(client)");
+    sleep_ms(50);
     seen = (struct seen){0};
     submit(a, &recv);
     cio_cancel(a, &recv);
@@ -219,16 +411,16 @@ static void test_cancel(struct cio *a)
     CHECK(seen.calls == 1, "%d callbacks, expected exactly 1", seen.calls);
     CHECK(recv.res == -ECANCELED || (recv.res == 4 && memcmp(got, "late", 4) == 0),
           "res %d: neither -ECANCELED nor the 4 bytes", recv.res);
-    cio_detach(a, server);
-    close(server);
-    close(client);
+    cio_detach(a, (cio_fd)server);
+    sock_close(server);
+    sock_close(client);
 }
 
 /* snippet: big-send */
 /* A send of 8 MiB to a peer that reads 64 KiB at a time between turns of
  * the loop: the socket buffers fill, the kernel takes the bytes in many
  * pieces, and the op must complete once, with res 8 MiB, after the last. */
-static void test_big_send(struct cio *a, int client, int server)
+static void test_big_send(struct cio *a, sock client, cio_fd server)
 {
     size_t n = 8u << 20, got = 0, bad = 0;
     unsigned char *out = malloc(n), chunk[65536];
@@ -240,10 +432,10 @@ static void test_big_send(struct cio *a, int client, int server)
         out[i] = (unsigned char)(i * 131 + 7);
     send.user_data = &seen;
     submit(a, &send);
-    net_set_nonblocking(client);
+    sock_nonblocking(client);
     while ((seen.calls == 0 || got < n) && now_ms() < end) {
-        ssize_t r = read(client, chunk, sizeof(chunk));
-        for (ssize_t i = 0; i < r; i++)
+        int r = sock_read(client, chunk, sizeof(chunk));
+        for (int i = 0; i < r; i++)
             bad += chunk[i] != (unsigned char)((got + (size_t)i) * 131 + 7);
         got += r > 0 ? (size_t)r : 0;
         cio_run(a, r > 0 ? 0 : 10);
@@ -258,22 +450,24 @@ static void test_big_send(struct cio *a, int client, int server)
 
 static void test_net(struct cio *a)
 {
-    int lfd = net_listen("127.0.0.1", 0, 4), port = net_local_port(lfd), client, server;
+    int port;
+    sock lfd = listen_any(&port), client;
+    cio_fd server;
     char buf[64];
     struct seen seen = {0};
-    struct cio_op acc = {.kind = CIO_ACCEPT, .fd = lfd, .cb = on_done, .user_data = &seen};
+    struct cio_op acc = {.kind = CIO_ACCEPT, .fd = (cio_fd)lfd, .cb = on_done, .user_data = &seen};
     struct cio_op op = {.cb = on_done, .user_data = &seen};
 
-    CHECK(cio_attach(a, lfd) == 0, "cio_attach(listener)");
+    CHECK(cio_attach(a, (cio_fd)lfd) == 0, "cio_attach(listener)");
     submit(a, &acc);
-    client = net_connect("127.0.0.1", port);
+    client = connect_to(port);
     run_until_idle(a, 5000);
-    printf("accept: res %s\n", acc.res >= 0 ? "a new fd" : strerror(-acc.res));
+    printf("accept: res %s\n", acc.res >= 0 ? "a new fd" : res_text(acc.res));
     CHECK(acc.res >= 0, "accept: res %d", acc.res);
-    server = acc.res;
-    CHECK(cio_attach(a, server) == 0, "cio_attach(accepted fd %d)", server);
+    server = (cio_fd)acc.res;
+    CHECK(cio_attach(a, server) == 0, "cio_attach(the accepted socket)");
 
-    CHECK(write(client, "hello", 5) == 5, "write(client)");
+    CHECK(sock_write(client, "hello", 5) == 5, "write(client)");
     op = (struct cio_op){.kind = CIO_RECV,
                          .fd = server,
                          .buf = buf,
@@ -293,8 +487,8 @@ static void test_net(struct cio *a)
                          .user_data = &seen};
     submit(a, &op);
     run_until_idle(a, 5000);
-    CHECK(op.res == 5 && read(client, buf, 5) == 5 && memcmp(buf, "world", 5) == 0, "send: res %d",
-          op.res);
+    CHECK(op.res == 5 && sock_read(client, buf, 5) == 5 && memcmp(buf, "world", 5) == 0,
+          "send: res %d", op.res);
     printf("send: res %d, the peer read \"%.5s\"\n", op.res, buf);
 
     test_big_send(a, client, server);
@@ -311,10 +505,10 @@ static void test_net(struct cio *a)
     printf("recv after the peer's shutdown: res %d\n", op.res);
     CHECK(op.res == 0, "recv at end of stream: res %d, expected 0", op.res);
     cio_detach(a, server);
-    cio_detach(a, lfd);
-    close(server);
-    close(client);
-    close(lfd);
+    cio_detach(a, (cio_fd)lfd);
+    sock_close((sock)server);
+    sock_close(client);
+    sock_close(lfd);
 }
 
 /* ---- files ------------------------------------------------------------------------ */
@@ -323,19 +517,15 @@ static void test_files(struct cio *a)
 {
     static const int64_t offsets[] = {0, 4096, 65536, 99000, 100000, 200000};
     enum { N = sizeof(offsets) / sizeof(offsets[0]), SIZE = 100000 };
-    char path[] = "/tmp/aio-test.XXXXXX", bufs[N][4096];
-    unsigned char data[SIZE];
+    char bufs[N][4096];
+    static unsigned char data[SIZE];
     struct cio_op ops[N];
     struct seen seen[N] = {{0}};
-    int fd = mkstemp(path);
+    cio_fd fd;
 
     for (int i = 0; i < SIZE; i++)
         data[i] = (unsigned char)(i * 7 + 3);
-    if (fd < 0 || write(fd, data, SIZE) != SIZE) {
-        fprintf(stderr, "aio-test: a temporary file: %s\n", strerror(errno));
-        exit(1);
-    }
-    unlink(path);
+    fd = temp_file(data, SIZE);
     CHECK(cio_attach(a, fd) == 0, "cio_attach(a regular file)");
     for (int i = 0; i < N; i++) {
         ops[i] = (struct cio_op){.kind = CIO_READ_FILE,
@@ -359,7 +549,7 @@ static void test_files(struct cio *a)
               (long long)offsets[i], ops[i].res, want);
     }
     cio_detach(a, fd);
-    close(fd);
+    file_close(fd);
 }
 
 int main(int argc, char **argv)
@@ -371,6 +561,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: aio-test probe|timers|cancel|files|net\n");
         return 2;
     }
+#ifdef _WIN32
+    win_stdio_binary(); /* "\n", not "\r\n", for the tests that read this */
+    win_sockets_start();
+#endif
     a = open_loop();
     printf("caps %s\n", cio_caps_text(cio_caps(a), caps, sizeof(caps)));
     if (strcmp(argv[1], "probe") == 0)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
-# Chapter 11: echo-aio on the cio library's IOCP backend: the same
-# echo-aio.c, cross-compiled with mingw-w64 (chapters/11-one-api/win/) and run
-# under Wine. Wine is set up as in chapter 09 (tests/helpers/wine.bash: one
+# Chapter 11: the cio library's IOCP backend: the same aio-test.c (the API's
+# promises) and echo-aio.c, cross-compiled with mingw-w64
+# (chapters/11-one-api/win/) and run under Wine. Wine is set up as in chapter 09 (tests/helpers/wine.bash: one
 # prefix per build folder, under build/wine/; servers stopped with SIGINT,
 # which Wine delivers as Ctrl-C, because SIGTERM ends a Windows process at
 # once).
@@ -24,6 +24,36 @@ require_all_freed() {
     grep -q '^echo-aio: [0-9]* connections served, 0 still open' "$SERVER_ERR" ||
         fail "expected '0 still open' after shutdown; stderr:
 $(cat "$SERVER_ERR")"
+}
+
+# aio_test_exe NAME: one API test of aio-test.exe; exit 0 and "all checks passed".
+aio_test_exe() {
+    run timeout 120 "$WINE" "$(chapter_bin win/aio-test.exe)" "$1"
+    echo "$output" | sed 's/^/# /' >&3
+    [ "$status" -eq 0 ] || fail "aio-test.exe $1: exit $status
+$output"
+    assert_output --partial "backend iocp"
+    assert_output --partial "all checks passed"
+}
+
+@test "cio (iocp): timeouts of 300, 100, 200 and 50 ms complete in order, none early or 1 s late; a cancelled one with -ECANCELED" {
+    aio_test_exe timers
+    assert_output --regexp "timeout 150 ms, cancelled: res -[0-9]+ \(cancelled\), 1 callback"
+}
+@test "cio (iocp): a recv cancelled with CancelIoEx completes once with -ECANCELED, its buffer untouched afterwards" {
+    aio_test_exe cancel
+    assert_output --partial "the cancelled recv's buffer is untouched"
+    assert_output --partial 'the next recv: res 5, "after"'
+}
+@test "cio (iocp): overlapped ReadFile at 6 offsets in flight at once returns the file's bytes, 1000 at the tail, 0 at and past the end" {
+    aio_test_exe files
+    assert_output --partial "offset 99000 of 100000: res 1000, the file's bytes"
+    assert_output --partial "offset 200000 of 100000: res 0"
+}
+@test "cio (iocp): AcceptEx, WSARecv and WSASend complete; an 8 MiB send completes once, whole; recv at end of stream is 0" {
+    aio_test_exe net
+    assert_output --partial "a send of 8388608 bytes: res 8388608, 1 callback, 8388608 bytes received, 0 wrong"
+    assert_output --partial "recv after the peer's shutdown: res 0"
 }
 
 @test "echo-aio.exe (iocp): runs on the IOCP backend: completion, file reads in the kernel, timeouts in the library" {
