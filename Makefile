@@ -15,7 +15,7 @@ BUILD_DIRS    := $(CHAPTER_DIRS) $(SOLUTION_DIRS) $(EXERCISE_DIRS)
 SCRIPTS := common/mk
 
 .DEFAULT_GOAL := all
-.PHONY: all help setup deps doctor test ex hint progress exercises snippets book bench bench-check \
+.PHONY: all help setup deps doctor test test-long ex hint progress exercises snippets book bench bench-check \
         lint format clean \
         common $(BUILD_DIRS)
 
@@ -53,6 +53,9 @@ doctor: ## report each dependency, the kernel, and whether io_uring is allowed h
 
 test: all ## run every chapter's tests (CH=03 for one chapter, FILTER= for bats --filter)
 	$(Q)$(SCRIPTS)/run-tests.sh $(CH)
+
+test-long: all ## the long tests make test leaves out (the mutants: about 15 minutes)
+	$(Q)LONG=1 $(SCRIPTS)/run-tests.sh $(CH)
 
 ex: ## test your copy of an exercise: make ex EX=03-nonblocking/poll-echo [IMPL=solutions]
 	$(Q)$(SCRIPTS)/ex.sh "$(EX)" "$(or $(IMPL),exercises)"

@@ -3,6 +3,13 @@
 #
 #   run-tests.sh          common/, every chapter in order, then the meta tests
 #   run-tests.sh 03       only tests/03-*/ (also: common, meta)
+#   LONG=1 run-tests.sh   only the long files (make test-long)
+#
+# A test file whose first lines hold "# test-long: WHY" is a long one: the
+# plain run leaves it out and says so, LONG=1 runs only such files. What
+# takes many minutes (the mutants, which rerun other tests dozens of times)
+# lives there, so that `make test` stays quick enough to run after every
+# change.
 #
 # Environment: COURSE_TESTS (a folder holding tests/ instead of the repository), BUILD (which build to test; the Makefile sets it, SAN builds
 # included), IMPL (solutions by default: exercise tests run against the
@@ -69,6 +76,10 @@ start=$(date +%s)
 times="$(mktemp)" # "SECONDS FILE" and "MS FILE: TEST", for the slowest lists at the end
 trap 'rm -f "$times"' EXIT
 
+# is_long FILE: the file is marked "# test-long:" near its top.
+is_long() { head -n 20 "$1" | grep -q '^# test-long:'; }
+left_out=()
+
 for d in "${dirs[@]}"; do
     files=()
     [ -f "$d/chapter.bats" ] && files+=("$d/chapter.bats")
@@ -76,6 +87,12 @@ for d in "${dirs[@]}"; do
         [ -f "$f" ] && [ "$f" != "$d/chapter.bats" ] && files+=("$f")
     done
     for f in "${files[@]}"; do
+        if is_long "$f" && [ "${LONG:-0}" != 1 ]; then
+            left_out+=("$f")
+            continue
+        elif ! is_long "$f" && [ "${LONG:-0}" = 1 ]; then
+            continue
+        fi
         echo "== $f"
         out="$(mktemp)"
         t0=$(date +%s)
@@ -106,6 +123,10 @@ for d in "${dirs[@]}"; do
 done
 
 elapsed=$(($(date +%s) - start))
+if [ ${#left_out[@]} -gt 0 ]; then
+    echo
+    echo "left out, for make test-long: ${left_out[*]}"
+fi
 if [ ${#dirs[@]} -gt 1 ] || [ "$(grep -c ': ' "$times")" -gt 10 ]; then
     echo
     echo "slowest test files (seconds):"

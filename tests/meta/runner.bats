@@ -4,7 +4,7 @@ load ../helpers/common
 
 # The runner under test must not inherit the FILTER of the run that runs it.
 setup() {
-    unset FILTER
+    unset FILTER LONG
 }
 
 make_fixture() {
@@ -57,6 +57,22 @@ make_fixture() {
     FILTER=passes COURSE_TESTS="$fx" run "$TOP/common/mk/run-tests.sh"
     assert_success
     assert_line --index -1 "tests: 1 passed, 0 failed, 0 skipped"
+}
+
+@test "a file marked test-long is left out of make test, named, and is all that LONG=1 (make test-long) runs" {
+    local fx; fx=$(make_fixture)
+    sed -i '/"fails"/d' "$fx/tests/01-demo/chapter.bats"
+    { echo '# test-long: a fixture of the long kind'; echo '@test "long one" { true; }'; } >"$fx/tests/01-demo/slow.bats"
+    COURSE_TESTS="$fx" run "$TOP/common/mk/run-tests.sh"
+    assert_success
+    assert_line --index -1 "tests: 1 passed, 0 failed, 1 skipped"
+    assert_output --partial "left out, for make test-long: tests/01-demo/slow.bats"
+    refute_output --partial "long one"
+    LONG=1 COURSE_TESTS="$fx" run "$TOP/common/mk/run-tests.sh"
+    assert_success
+    assert_line --index -1 "tests: 1 passed, 0 failed, 0 skipped"
+    assert_output --partial "ok 1 long one"
+    refute_output --partial "== tests/01-demo/chapter.bats"
 }
 
 @test "a run of more than one folder ends with its slowest test files and tests, before the summary" {
