@@ -47,7 +47,6 @@ static int64_t kq_timer__now(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* snippet: timer-period */
 /* The period in nanoseconds, from data in the unit fflags names. */
 static int kq_timer__period(const struct kevent *kev, int64_t *ns)
 {
@@ -77,7 +76,6 @@ static int kq_timer__period(const struct kevent *kev, int64_t *ns)
         *ns = 1; /* BSD fires at once; a period of 1 ns keeps the division below defined */
     return 0;
 }
-/* end snippet */
 
 /* The heap: kq->timers[0] has the earliest deadline, and every timer's
  * deadline is no earlier than its parent's, (i - 1) / 2. */
