@@ -221,7 +221,8 @@ static void conn_on_readable(struct server *s, struct conn *c, const struct keve
 /* Out of fds: stop watching the listener (level-triggered, it would report
  * the waiting connections at once, forever) and retry in RETRY_MS, or as soon
  * as a connection closes. The retry timer exists from the start: on Linux
- * every timer is an fd, which could not be created now. */
+ * a kqueue's first timer opens the one timerfd all its timers share, which
+ * could not be opened now. */
 static void server__pause_accept(struct server *s)
 {
     server__change(s, s->listen_fd, EVFILT_READ, EV_DISABLE, 0, 0, NULL);
@@ -233,10 +234,11 @@ static void server__pause_accept(struct server *s)
 /* A new connection's knotes, in one call: READ, WRITE (disabled until there
  * is output), and its idle timer. EV_RECEIPT gives one result per change.
  * Returns false when the socket itself cannot be watched. When only the
- * timer fails (EMFILE: on Linux a timer is an fd), the client is kept and
- * served without one (its next read adds one), and *out_of_fds pauses
- * accepting: closing it would reset it, and the next accept() would take the
- * freed fd and fail the same way. */
+ * timer fails (ENOMEM; or EMFILE, had the retry timer not opened the
+ * timers' one timerfd at startup), the client is kept and served without
+ * one (its next read adds one), and *out_of_fds pauses accepting: closing it
+ * would reset it, and the next accept() would take the freed fd and fail the
+ * same way. */
 static bool server__register(struct server *s, struct conn *c, bool *out_of_fds)
 {
     struct kevent ch[3], res[3];

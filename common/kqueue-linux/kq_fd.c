@@ -80,7 +80,7 @@ int kq_fd_change(struct kq *kq, const struct kevent *ch)
         return EBADF; /* before growing the slots up to a number that is not open */
     if (!s && adding && !(s = kq_slot_get(kq, fd, true)))
         return ENOMEM;
-    if (s && s->helper)
+    if (s && (s->helper || s->timers))
         return EBADF; /* a timerfd, signalfd or eventfd of this layer */
     for (int attempt = 0; attempt < 2; attempt++) {
         pk = s ? kq_fd__knote(s, ch->filter) : NULL;

@@ -41,14 +41,15 @@ static int kq_wait__report(struct kq *kq, const struct epoll_event *e, struct ke
 
     if (!s || s->gen != (uint32_t)(e->data.u64 >> 32))
         return 0;
+    if (s->timers)
+        return kq_timer_report(kq, out, room);
     if (!s->helper)
         return kq_fd_report(kq, fd, e->events, out, room);
     kn = s->helper;
     if (!kn->enabled || room == 0)
         return 0; /* a helper fd is level-triggered: it is reported again */
-    if (!(kn->kev.filter == EVFILT_TIMER    ? kq_timer_filter.deliver(kn, out)
-          : kn->kev.filter == EVFILT_SIGNAL ? kq_signal_filter.deliver(kn, out)
-                                            : kq_user_filter.deliver(kn, out)))
+    if (!(kn->kev.filter == EVFILT_SIGNAL ? kq_signal_filter.deliver(kn, out)
+                                          : kq_user_filter.deliver(kn, out)))
         return 0;
     if (kn->kev.flags & EV_ONESHOT) {
         kq_helper_drop(kq, kn);

@@ -21,8 +21,6 @@ bool kq_exiting;
 static const struct kq_filter *kqueue__filter(short filter)
 {
     switch (filter) {
-    case EVFILT_TIMER:
-        return &kq_timer_filter;
     case EVFILT_SIGNAL:
         return &kq_signal_filter;
     case EVFILT_USER:
@@ -41,6 +39,8 @@ static uint32_t kqueue__slot_events(const struct kq_slot *s)
     uint32_t ev = 0;
     bool clear = true;
 
+    if (s->timers)
+        return EPOLLIN;
     if (s->helper)
         return s->helper->enabled ? EPOLLIN : KQ_EPOLL_SILENT;
     if (!r && !w)
@@ -90,7 +90,7 @@ int kq_slot_sync(struct kq *kq, int fd, bool rearm, bool *stale)
 }
 /* end snippet */
 
-/* Delete a timer, signal or user knote: close its helper fd (which removes it
+/* Delete a signal or user knote: close its helper fd (which removes it
  * from the epoll set) and forget it. */
 void kq_helper_drop(struct kq *kq, struct kq_knote *kn)
 {
@@ -144,7 +144,7 @@ fail_free:
     return err;
 }
 
-/* A change for a timer, signal or user knote, with BSD's order: find it, add
+/* A change for a signal or user knote, with BSD's order: find it, add
  * it, delete it, or update it (udata, the filter's touch), then enable or
  * disable it. Returns 0 or an errno. */
 static int kqueue__helper_change(struct kq *kq, const struct kq_filter *f, const struct kevent *ch)
@@ -175,6 +175,8 @@ static int kqueue__apply(struct kq *kq, const struct kevent *ch)
 
     if (ch->filter == EVFILT_READ || ch->filter == EVFILT_WRITE)
         return kq_fd_change(kq, ch);
+    if (ch->filter == EVFILT_TIMER)
+        return kq_timer_change(kq, ch);
     if (!(f = kqueue__filter(ch->filter)))
         return EINVAL;
     return kqueue__helper_change(kq, f, ch);
@@ -184,6 +186,7 @@ static int kqueue__apply(struct kq *kq, const struct kevent *ch)
  * closed already, its number reused). */
 static void kqueue__destroy(struct kq *kq)
 {
+    kq_timer_free(kq); /* first: it walks the table, which holds the others too */
     for (int fd = 0; fd < kq->nslots; fd++) {
         struct kq_slot *s = &kq->slots[fd];
         if (s->helper) {
@@ -223,6 +226,7 @@ int kqueue(void)
         goto fail_free;
     }
     kq->epfd = fd;
+    kq->timer_fd = -1;
     pthread_mutex_init(&kq->lock, NULL);
     pthread_mutex_lock(&kq_registry_lock);
     if (fd >= kq_registry_len) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Chapter 06: kqueue. On Linux echo-kqueue runs on common/kqueue-linux (whose
 # own tests are tests/common/kqueue-linux.bats), so under it the kernel sees
-# epoll_wait(), timerfds and signalfds.
+# epoll_wait(), one timerfd and signalfds.
 
 load ../helpers/common
 load ../helpers/echo_suite
@@ -55,13 +55,36 @@ setup() {
 @test "echo-kqueue: running out of fds (EMFILE) is logged, and waiting clients are served later" {
     suite_emfile_recovers
 }
-# Each connection takes two fds here (its socket and its timer's timerfd), so
-# whether accept() gets the last free fd, leaving none for the timer, depends
-# on how many fds are free: the case above (12) and this one (13) cover both,
-# whatever fds the test run inherits. Such a client must be served, not reset
-# (and then the next one at the next retry, and so on).
-@test "echo-kqueue: a client accepted when no fd is left for its timer is served, not reset" {
-    suite_emfile_recovers 13
+# Each connection takes one fd here, its socket: its idle timer shares the
+# kqueue's one timerfd, opened at startup with the retry timer (a timerfd per
+# timer would take two fds per connection, and a client accepted with the
+# last fd would get no timer). So under `ulimit -n 40` every fd left free at
+# startup holds a client, and accept() is what runs out, with EMFILE.
+@test "echo-kqueue -t 30: under ulimit -n 40 every free fd holds a client: timers take no fd" {
+    local limit=40 fds=() i fd line base served=0
+    [ "$(uname -s)" = Linux ] || skip "counts fds in /proc"
+    server_start bash -c 'ulimit -n "$0" && exec "$@"' "$limit" "${SERVER_CMD[@]}" -p 0 -t 30
+    # the fds below the limit (one the test run inherited may be above it)
+    base=$(find "/proc/$SERVER_PID/fd" -mindepth 1 -printf '%f\n' | awk -v l="$limit" '$1 < l' | wc -l)
+    for ((i = 0; i < limit; i++)); do
+        conn_open fd
+        fds+=("$fd")
+        (printf 'client %d\n' "$i" >&"$fd") 2>/dev/null
+    done
+    sleep 0.5
+    for ((i = 0; i < limit; i++)); do
+        line=""
+        read -r -t 0.2 line <&"${fds[$i]}" 2>/dev/null || true
+        [ "$line" = "client $i" ] && served=$((served + 1))
+    done
+    echo "# $base fds open at startup; $served of $limit clients served under ulimit -n $limit" >&3
+    server_exited && server_gone "the server died when it ran out of fds"
+    grep -q 'Too many open files' "$SERVER_ERR" ||
+        fail "expected 'accept(...): Too many open files' on stderr, got: $(cat "$SERVER_ERR")"
+    [ "$served" -eq $((limit - base)) ] ||
+        fail "$served clients served with $((limit - base)) fds free: expected one fd per client"
+    for fd in "${fds[@]}"; do exec {fd}>&-; done
+    suite_stop_clean
 }
 @test "echo-kqueue: 96 KiB that arrive while the server is paused all come back" {
     suite_drains_message_sent_while_paused

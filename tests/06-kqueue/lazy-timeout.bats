@@ -65,9 +65,11 @@ wait_eof() {
     suite_stop_clean
 }
 
-# Under strace: on Linux each timer EV_ADD is one timerfd_settime(). A lazy
-# server arms the timer at accept and when it fires; a busy client makes no
-# timer calls at all. One that re-arms on every read makes one per message.
+# Under strace: on Linux a timer EV_ADD that moves the kqueue's earliest
+# deadline is one timerfd_settime() (its timers share one timerfd); with one
+# connection, restarting its timer always does. A lazy server arms the timer
+# at accept and when it fires; a busy client makes no timer calls at all. One
+# that re-arms on every read makes one per message.
 @test "lazy-timeout: 100 echoes on one connection cost (almost) no timer system calls" {
     local c i trace="$BATS_TEST_TMPDIR/strace.log" calls child
     [ "$(uname -s)" = Linux ] || skip "counts the Linux layer's timerfd_settime() calls"

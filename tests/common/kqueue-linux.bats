@@ -66,6 +66,10 @@ $(cat "$log")"
     run_unit test-kq-timer
 }
 
+@test "EVFILT_TIMER: 10,000 timers on one timerfd fire in deadline order, also with timers deleted from the middle; data per timer" {
+    run_unit test-kq-timer-heap
+}
+
 @test "EVFILT_SIGNAL: ignored signals are seen, the mask is managed, data counts deliveries" {
     run_unit test-kq-signal
 }
@@ -76,7 +80,7 @@ $(cat "$log")"
 
 @test "kqueue-linux leaks no memory and no fd, and reads no uninitialised byte (valgrind)" {
     local t
-    for t in test-kq-core test-kq-fd test-kq-timer test-kq-signal test-kq-user; do
+    for t in test-kq-core test-kq-fd test-kq-timer test-kq-timer-heap test-kq-signal test-kq-user; do
         run_valgrind "$t"
     done
 }
