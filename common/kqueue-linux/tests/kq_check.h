@@ -24,6 +24,15 @@
 
 static int failures;
 
+/* 1 where <sys/event.h> is common/kqueue-linux (the "Differences from BSD"
+ * of its README apply), 0 on FreeBSD and macOS, where the same programs
+ * check the system's own kqueue. */
+#ifdef __linux__
+#define KQ_LAYER 1
+#else
+#define KQ_LAYER 0
+#endif
+
 __attribute__((unused)) static int check__eq(const char *file, int line, const char *what,
                                              long long expected, long long actual, int is_errno)
 {
@@ -139,10 +148,11 @@ __attribute__((unused)) static int tcp_listener(int *port)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET};
     socklen_t len = sizeof(sa);
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
 
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 16) < 0 ||
+    if (fd < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 ||
+        bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 16) < 0 ||
         getsockname(fd, (struct sockaddr *)&sa, &len) < 0)
         die("listener");
     *port = ntohs(sa.sin_port);
@@ -152,10 +162,11 @@ __attribute__((unused)) static int tcp_listener(int *port)
 __attribute__((unused)) static int tcp_connect(int port)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
 
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+    if (fd < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 ||
+        connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
         die("connect");
     return fd;
 }
@@ -166,7 +177,9 @@ __attribute__((unused)) static void tcp_pair(int *a, int *b)
     int port, l = tcp_listener(&port);
 
     *b = tcp_connect(port);
-    if ((*a = accept4(l, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) < 0)
+    /* accept() and two fcntl()s, not accept4(): macOS has no accept4() */
+    if ((*a = accept(l, NULL, NULL)) < 0 || fcntl(*a, F_SETFD, FD_CLOEXEC) < 0 ||
+        fcntl(*a, F_SETFL, O_NONBLOCK) < 0)
         die("accept");
     close(l);
 }

@@ -207,8 +207,9 @@ static void test_eintr(void)
     close(kq);
 }
 
-/* epoll refuses regular files (EPERM); BSD's EVFILT_READ on a file (a vnode)
- * is not provided either. */
+/* epoll refuses regular files (EPERM), and the layer does not make up for
+ * it; BSD watches a file (a vnode) and reports it readable while the offset
+ * is not at its end. */
 static void test_regular_file(void)
 {
     char path[] = "/tmp/kq-test-XXXXXX";
@@ -217,7 +218,7 @@ static void test_regular_file(void)
     if (fd < 0)
         die("mkstemp");
     unlink(path);
-    CHECK_ERR(EPERM, change(kq, fd, EVFILT_READ, EV_ADD, 0, 0, NULL));
+    CHECK_ERR(KQ_LAYER ? EPERM : 0, change(kq, fd, EVFILT_READ, EV_ADD, 0, 0, NULL));
     close(fd);
     close(kq);
 }
@@ -232,7 +233,7 @@ static void test_closed_kqueue_is_freed(void)
     for (int i = 0; i < 3; i++)
         CHECK_ERR(0, change(kq, i, EVFILT_TIMER, EV_ADD, 0, 1000, NULL));
     CHECK_ERR(0, change(kq, 1, EVFILT_USER, EV_ADD, 0, 0, NULL));
-    CHECK_EQ(before + 3, open_fds());
+    CHECK_EQ(before + 1 + (KQ_LAYER ? 2 : 0), open_fds()); /* BSD: no helper fds */
     close(kq);
     int kq2 = kq_new();
     CHECK_EQ(kq, kq2);
@@ -251,7 +252,7 @@ static void test_nested(void)
     CHECK_ERR(0, change(inner, 1, EVFILT_USER, EV_ADD, NOTE_TRIGGER, 0, NULL));
     if (CHECK_EQ(1, wait_ms(outer, &ev, 1, 2000))) {
         CHECK_EQ(inner, ev.ident);
-        CHECK_EQ(0, ev.data); /* BSD: the number of events pending */
+        CHECK_EQ(KQ_LAYER ? 0 : 1, ev.data); /* BSD: the number of events pending */
     }
     close(outer);
     close(inner);

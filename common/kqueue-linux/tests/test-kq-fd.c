@@ -223,7 +223,7 @@ static void test_clear(void)
 
 /* One fd, READ with EV_CLEAR and WRITE without: epoll's mode is per fd, so
  * the fd is level-triggered and both keep being reported (a documented
- * difference: BSD would report READ once). */
+ * difference: BSD reports READ once, then WRITE alone). */
 static void test_clear_and_level_on_one_fd(void)
 {
     struct kevent evs[2];
@@ -236,12 +236,13 @@ static void test_clear_and_level_on_one_fd(void)
     CHECK_ERR(0, change(kq, a, EVFILT_WRITE, EV_ADD, 0, 0, NULL));
     for (int round = 0; round < 3; round++) {
         int n = wait_ms(kq, evs, 2, 2000);
-        CHECK_EQ(2, n);
+        CHECK_EQ(round == 0 || KQ_LAYER ? 2 : 1, n);
         CHECK(find_event(evs, n, a, EVFILT_WRITE) != NULL);
     }
-    /* WRITE gone: READ alone is edge-triggered again */
+    /* WRITE gone: READ alone is edge-triggered again (here re-polled by the
+     * change, so reported once more; BSD reported it once already) */
     CHECK_ERR(0, change(kq, a, EVFILT_WRITE, EV_DELETE, 0, 0, NULL));
-    CHECK_EQ(1, wait_ms(kq, evs, 2, 2000)); /* re-polled by the change */
+    CHECK_EQ(KQ_LAYER ? 1 : 0, wait_ms(kq, evs, 2, 2000));
     CHECK_EQ(0, wait_ms(kq, evs, 2, 100));
     close(kq);
     close(a);

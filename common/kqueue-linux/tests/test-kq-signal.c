@@ -108,27 +108,40 @@ static void test_handler_does_not_run(void)
     close(kq);
 }
 
+/* A real-time signal queues every delivery; macOS has none. */
+#ifdef SIGRTMIN
+#define KQ_RT_SIGNAL SIGRTMIN
+#endif
+
 static void test_counts(void)
 {
-    struct kevent ev;
-    int kq = kq_new();
+    struct kevent ev, evs[2];
+    int kq = kq_new(), want = 1, n;
 
     signal(SIGUSR2, SIG_IGN);
     CHECK_ERR(0, change(kq, SIGUSR2, EVFILT_SIGNAL, EV_ADD, 0, 0, NULL));
-    CHECK_ERR(0, change(kq, SIGRTMIN, EVFILT_SIGNAL, EV_ADD, 0, 0, NULL));
+#ifdef KQ_RT_SIGNAL
+    CHECK_ERR(0, change(kq, KQ_RT_SIGNAL, EVFILT_SIGNAL, EV_ADD, 0, 0, NULL));
+    want = 2;
+#endif
     for (int i = 0; i < 3; i++) {
         kill(getpid(), SIGUSR2);
-        kill(getpid(), SIGRTMIN);
+#ifdef KQ_RT_SIGNAL
+        kill(getpid(), KQ_RT_SIGNAL);
+#endif
     }
-    struct kevent evs[2];
-    int n = wait_ms(kq, evs, 2, 2000);
-    CHECK_EQ(2, n);
+    n = wait_ms(kq, evs, 2, 2000);
+    CHECK_EQ(want, n);
     const struct kevent *u = find_event(evs, n, SIGUSR2, EVFILT_SIGNAL);
-    const struct kevent *rt = find_event(evs, n, (uintptr_t)SIGRTMIN, EVFILT_SIGNAL);
-    if (CHECK(u != NULL) && CHECK(rt != NULL)) {
-        CHECK_EQ(1, u->data); /* BSD: 3. An ordinary signal does not queue. */
+    /* BSD counts every delivery: 3. Linux's signalfd holds an ordinary
+     * signal once however often it was sent: 1. */
+    if (CHECK(u != NULL))
+        CHECK_EQ(KQ_LAYER ? 1 : 3, u->data);
+#ifdef KQ_RT_SIGNAL
+    const struct kevent *rt = find_event(evs, n, (uintptr_t)KQ_RT_SIGNAL, EVFILT_SIGNAL);
+    if (CHECK(rt != NULL))
         CHECK_EQ(3, rt->data);
-    }
+#endif
     CHECK_EQ(0, wait_ms(kq, &ev, 1, 50));
     close(kq);
     signal(SIGUSR2, SIG_DFL);
