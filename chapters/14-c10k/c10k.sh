@@ -29,8 +29,8 @@
 # Every connection is a file descriptor in the server and one in echo-load.
 # The soft limit (ulimit -n) is raised as far as the hard limit allows; a
 # hard limit below CONNS + 64 stops the script with how to raise it.
-# echo-kqueue takes two per connection (a timerfd for its idle timer, in
-# common/kqueue-linux's emulation), so it may run short where the others fit.
+# Twice the connections are asked for, so that the thread-per-connection
+# ramp has room to go past CONNS.
 #
 # Prints a table and writes a CSV (default build/bench/c10k-DATE.csv; -o
 # FILE) with the machine's header and one row per server: charts.sh draws
@@ -68,8 +68,8 @@ bench_init
 
 # snippet: limits
 # Each connection is a descriptor at each end; both processes start from
-# this shell's limits. Ask for what echo-kqueue needs (two per connection),
-# settle for the hard limit.
+# this shell's limits. Ask for twice that (room for the thread ramp past
+# CONNS), settle for the hard limit.
 hard=$(ulimit -Hn)
 [ "$hard" = unlimited ] && hard=1048576
 if [ "$hard" -lt $((n + 64)) ]; then
