@@ -32,12 +32,31 @@ $(cat "$SERVER_ERR")"
     grep -q '^echo-aio: backend iocp (completion; file reads asynchronous in the kernel; timeouts in a list in the library)' "$SERVER_ERR" ||
         fail "no 'echo-aio: backend iocp (...)' line: $(cat "$SERVER_ERR")"
 }
+@test "echo-aio.exe (iocp): a pooled recv is a zero-byte WSARecv, then a pool buffer (AIO_TRACE=1)" {
+    local a
+    AIO_TRACE=1 suite_start
+    conn_open a
+    expect_echo "$a" "traced"
+    exec {a}>&-
+    suite_stop_clean
+    grep -Eq '^aio\[iocp\]: recv-pooled fd=[0-9]+ -> zero-byte receive, then a pool buffer' "$SERVER_ERR" ||
+        fail "no zero-byte recv trace line: $(cat "$SERVER_ERR")"
+    require_all_freed
+}
+@test "echo-aio.exe (iocp): 1,000 idle connections, each with a zero-byte receive posted, are all served" {
+    suite_many_idle 1000
+    require_all_freed
+}
 @test "echo-aio.exe (iocp): binary data comes back intact" {
     suite_binary_data
     require_all_freed
 }
 @test "echo-aio.exe (iocp): 50 clients at once all get their bytes back" {
     suite_many_clients
+    require_all_freed
+}
+@test "echo-aio.exe (iocp): with a pool of one buffer (AIO_BUFS=1), 50 clients at once all get their bytes back" {
+    AIO_BUFS=1 suite_many_clients
     require_all_freed
 }
 @test "echo-aio.exe (iocp): a half-closed client gets every byte, then EOF" {
