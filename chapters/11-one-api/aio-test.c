@@ -347,7 +347,7 @@ static void test_pool_basics(struct cio *a)
     struct cio_op op;
     struct seen seen = {0};
     struct linger hard = {.l_onoff = 1, .l_linger = 0};
-    int client, server;
+    int client = -1, server = -1;
 
     tcp_pair(a, &client, &server);
     pool_recv(a, &op, server, &seen);
@@ -391,7 +391,7 @@ static void test_pool_basics(struct cio *a)
 /* Every buffer held: the next pooled recv waits (parked) until a release. */
 static void test_pool_exhausted(struct cio *a)
 {
-    int client[PAIRS], server[PAIRS];
+    int client[PAIRS] = {0}, server[PAIRS] = {0};
     struct cio_op ops[PAIRS];
     struct seen seen = {0};
     int done = 0;
@@ -406,13 +406,14 @@ static void test_pool_exhausted(struct cio *a)
     run_until_calls(a, &seen.calls, POOL, 5000);
     run_for(a, 200); /* time enough for the fifth to complete, if it wrongly could */
     for (int i = 0; i < PAIRS; i++)
-        done += ops[i].state == 0 && ops[i].res == 5;
+        done += ops[i].res == 5; /* a waiting op still has res 0 */
     printf("%d pooled recvs with bytes waiting, %d buffers: %d completed, %u held, %u waiting\n",
            PAIRS, POOL, done, cio_buf_held(a), cio_in_flight(a));
     CHECK(done == POOL && cio_buf_held(a) == POOL && cio_in_flight(a) == 1,
           "expected %d completed and 1 waiting", POOL);
 
-    cio_buf_release(a, ops[0].buf); /* the waiting one goes on with it */
+    if (ops[0].buf)
+        cio_buf_release(a, ops[0].buf); /* the waiting one goes on with it */
     run_until_idle(a, 5000);
     printf("after one release: %d callbacks, the last res %d \"%.*s\", %u held\n", seen.calls,
            ops[POOL].res, ops[POOL].res > 0 ? ops[POOL].res : 0,
@@ -433,7 +434,8 @@ static void test_pool_exhausted(struct cio *a)
     CHECK(ops[0].res == -ECANCELED && !ops[0].buf && cio_buf_held(a) == POOL,
           "the cancelled parked recv: res %d", ops[0].res);
     for (int i = 1; i < PAIRS; i++)
-        cio_buf_release(a, ops[i].buf);
+        if (ops[i].buf) /* a check above failed if one is missing */
+            cio_buf_release(a, ops[i].buf);
     /* its bytes are still in the socket, for the next recv */
     pool_recv(a, &ops[0], server[0], &seen);
     run_until_idle(a, 5000);
@@ -455,7 +457,7 @@ static void test_pool_recycled(struct cio *a)
     enum { N = 1000 };
     struct cio_op op;
     struct seen seen = {0};
-    int client, server, good = 0;
+    int client = -1, server = -1, good = 0;
     void *seen_bufs[N];
     int distinct = 0;
 
