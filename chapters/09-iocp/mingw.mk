@@ -64,7 +64,7 @@ $(OUT)/%.o: %.c
 	@$(if $(Q),echo "  CC      $(patsubst $(TOP)/%,%,$<) (mingw-w64)")
 	$(Q)$(MINGW_CC) $(WIN_CFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
--include $(wildcard $(OUT)/*.d)
+-include $(wildcard $(OUT)/*.d $(OUT)/*/*.d)
 endif
 
 # `make test` inside the chapter folder runs the chapter's tests, as prog.mk does.

@@ -1,7 +1,7 @@
 /* aio-test: the promises of cio.h, checked on the backend AIO_BACKEND picks.
  *
  *     make -C chapters/11-one-api
- *     AIO_BACKEND=epoll build/chapters/11-one-api/aio-test probe|timers|cancel|files|net
+ *     AIO_BACKEND=epoll build/chapters/11-one-api/aio-test probe|timers|cancel|files|net|pool
  *
  *   probe   open the backend and print its capabilities (77 if refused here);
  *   timers  timeouts of 300, 100, 200 and 50 ms fire in order, each no
@@ -14,7 +14,12 @@
  *   files   reads at several offsets, all in flight at once, return the
  *           file's bytes; at and past the end they return 0;
  *   net     accept, recv, send, a send far larger than the socket buffer
- *           (complete only when every byte is out), and 0 at end of stream.
+ *           (complete only when every byte is out), and 0 at end of stream;
+ *   pool    pooled receives (a pool of 4 buffers): a waiting one holds no
+ *           buffer; bytes arrive in a pool buffer the caller releases; end
+ *           of stream and a reset hold none; a fifth receive waits while 4
+ *           buffers are held and completes after a release; a waiting one
+ *           cancelled says -ECANCELED; 1000 receives recycle the 4 buffers.
  *
  * Exit status: 0 pass, 77 skip (the backend is not usable here, reason on
  * stderr), 1 fail (every failed check on stderr), 2 usage.
@@ -238,11 +243,15 @@ static void file_close(cio_fd fd)
 }
 #endif
 
-/* A result's text. Windows' C runtime has no text for ETIME or ECANCELED
- * ("Unknown error"), so the two this API adds are named here. */
+/* A result's text: strerror(), except that Windows' C runtime has none for
+ * ETIME or ECANCELED ("Unknown error"), so there the two are named here. */
 static const char *res_text(int res)
 {
-    return res == -ETIME ? "timer expired" : res == -ECANCELED ? "cancelled" : strerror(-res);
+#ifdef _WIN32
+    if (res == -ETIME || res == -ECANCELED)
+        return res == -ETIME ? "timer expired" : "cancelled";
+#endif
+    return strerror(-res);
 }
 
 /* ---- the loop -------------------------------------------------------------------- */
@@ -511,6 +520,192 @@ static void test_net(struct cio *a)
     sock_close(lfd);
 }
 
+/* ---- pooled receives ------------------------------------------------------------- */
+
+enum { POOL = 4, PAIRS = POOL + 1 };
+
+/* Run the loop until *calls reaches n, or limit_ms have passed. */
+static void run_until_calls(struct cio *a, const int *calls, int n, int limit_ms)
+{
+    long long end = now_ms() + limit_ms;
+
+    while (*calls < n && now_ms() < end)
+        cio_run(a, (int)(end - now_ms()));
+}
+
+static void pool_recv(struct cio *a, struct cio_op *op, sock fd, struct seen *seen)
+{
+    *op = (struct cio_op){
+        .kind = CIO_RECV_POOLED, .fd = (cio_fd)fd, .cb = on_done, .user_data = seen};
+    submit(a, op);
+}
+
+/* The first checks: bytes, a silent peer, end of stream, a reset. */
+static void test_pool_basics(struct cio *a)
+{
+    struct cio_op op;
+    struct seen seen = {0};
+    struct linger hard = {.l_onoff = 1, .l_linger = 0};
+    sock client, server;
+
+    tcp_pair(a, &client, &server);
+    pool_recv(a, &op, server, &seen);
+    run_for(a, 100); /* a silent client: the recv waits, and holds nothing */
+    printf("a pooled recv waiting on a silent client: %d callbacks, %u buffers held\n", seen.calls,
+           cio_buf_held(a));
+    CHECK(seen.calls == 0 && cio_buf_held(a) == 0, "a waiting pooled recv holds a buffer");
+    CHECK(sock_write(client, "hello", 5) == 5, "write(client)");
+    run_until_idle(a, 5000);
+    printf("pooled recv: res %d, \"%.*s\" in a pool buffer, %u held\n", op.res,
+           op.res > 0 ? op.res : 0, op.buf ? (char *)op.buf : "", cio_buf_held(a));
+    CHECK(op.res == 5 && op.buf && memcmp(op.buf, "hello", 5) == 0 && cio_buf_held(a) == 1,
+          "pooled recv: res %d, buf %p", op.res, op.buf);
+    if (op.res > 0)
+        cio_buf_release(a, op.buf);
+    CHECK(cio_buf_held(a) == 0, "%u buffers held after the release", cio_buf_held(a));
+
+    shutdown(client, SHUT_WR);
+    pool_recv(a, &op, server, &seen);
+    run_until_idle(a, 5000);
+    printf("pooled recv at end of stream: res %d, buf %s, %u held\n", op.res,
+           op.buf ? "SET" : "NULL", cio_buf_held(a));
+    CHECK(op.res == 0 && !op.buf && cio_buf_held(a) == 0, "end of stream: res %d", op.res);
+    cio_detach(a, (cio_fd)server);
+    sock_close(server);
+    sock_close(client);
+
+    tcp_pair(a, &client, &server);
+    setsockopt(client, SOL_SOCKET, SO_LINGER, (const void *)&hard, sizeof(hard));
+    sock_close(client); /* an RST */
+    sleep_ms(50);
+    pool_recv(a, &op, server, &seen);
+    run_until_idle(a, 5000);
+    printf("pooled recv after a reset: res %d (%s), buf %s, %u held\n", op.res, res_text(op.res),
+           op.buf ? "SET" : "NULL", cio_buf_held(a));
+#ifdef _WIN32
+    /* Windows says WSAECONNRESET; Wine 8 says end of stream (its recv()
+     * returns 0 after a reset). Either way no buffer may be held. */
+    CHECK((op.res == -ECONNRESET || op.res == 0) && !op.buf && cio_buf_held(a) == 0,
+          "reset: res %d", op.res);
+#else
+    CHECK(op.res == -ECONNRESET && !op.buf && cio_buf_held(a) == 0, "reset: res %d", op.res);
+#endif
+    cio_detach(a, (cio_fd)server);
+    sock_close(server);
+}
+
+/* Every buffer held: the next pooled recv waits (parked) until a release. */
+static void test_pool_exhausted(struct cio *a)
+{
+    sock client[PAIRS], server[PAIRS];
+    struct cio_op ops[PAIRS];
+    struct seen seen = {0};
+    int done = 0;
+
+    for (int i = 0; i < PAIRS; i++) {
+        tcp_pair(a, &client[i], &server[i]);
+        CHECK(sock_write(client[i], "abcde", 5) == 5, "write(client %d)", i);
+    }
+    sleep_ms(50);
+    for (int i = 0; i < PAIRS; i++)
+        pool_recv(a, &ops[i], server[i], &seen);
+    run_until_calls(a, &seen.calls, POOL, 5000);
+    run_for(a, 200); /* time enough for the fifth to complete, if it wrongly could */
+    for (int i = 0; i < PAIRS; i++)
+        done += ops[i].res == 5; /* a waiting op still has res 0 */
+    printf("%d pooled recvs with bytes waiting, %d buffers: %d completed, %u held, %u waiting\n",
+           PAIRS, POOL, done, cio_buf_held(a), cio_in_flight(a));
+    CHECK(done == POOL && cio_buf_held(a) == POOL && cio_in_flight(a) == 1,
+          "expected %d completed and 1 waiting", POOL);
+
+    if (ops[0].buf)
+        cio_buf_release(a, ops[0].buf); /* the waiting one goes on with it */
+    run_until_idle(a, 5000);
+    printf("after one release: %d callbacks, the last res %d \"%.*s\", %u held\n", seen.calls,
+           ops[POOL].res, ops[POOL].res > 0 ? ops[POOL].res : 0,
+           ops[POOL].buf ? (char *)ops[POOL].buf : "", cio_buf_held(a));
+    CHECK(seen.calls == PAIRS && ops[POOL].res == 5 && memcmp(ops[POOL].buf, "abcde", 5) == 0,
+          "the parked recv: res %d", ops[POOL].res);
+
+    /* Again every buffer held: a parked recv, cancelled, holds none. */
+    CHECK(sock_write(client[0], "fghij", 5) == 5, "write(client 0)");
+    sleep_ms(50);
+    pool_recv(a, &ops[0], server[0], &seen);
+    run_for(a, 200);
+    CHECK(ops[0].state != 0, "a pooled recv completed with every buffer held (res %d)", ops[0].res);
+    CHECK(cio_cancel(a, &ops[0]) == 0, "cio_cancel(a parked recv) should be 0");
+    run_until_idle(a, 5000);
+    printf("a parked recv, cancelled: res %d (%s), buf %s, %u held\n", ops[0].res,
+           res_text(ops[0].res), ops[0].buf ? "SET" : "NULL", cio_buf_held(a));
+    CHECK(ops[0].res == -ECANCELED && !ops[0].buf && cio_buf_held(a) == POOL,
+          "the cancelled parked recv: res %d", ops[0].res);
+    for (int i = 1; i < PAIRS; i++)
+        if (ops[i].buf) /* a check above failed if one is missing */
+            cio_buf_release(a, ops[i].buf);
+    /* its bytes are still in the socket, for the next recv */
+    pool_recv(a, &ops[0], server[0], &seen);
+    run_until_idle(a, 5000);
+    printf("the next pooled recv: res %d \"%.*s\"\n", ops[0].res, ops[0].res > 0 ? ops[0].res : 0,
+           ops[0].buf ? (char *)ops[0].buf : "");
+    CHECK(ops[0].res == 5 && memcmp(ops[0].buf, "fghij", 5) == 0, "res %d", ops[0].res);
+    if (ops[0].res > 0)
+        cio_buf_release(a, ops[0].buf);
+    for (int i = 0; i < PAIRS; i++) {
+        cio_detach(a, (cio_fd)server[i]);
+        sock_close(server[i]);
+        sock_close(client[i]);
+    }
+}
+
+/* 1000 messages through 4 buffers: each buffer comes back and is used again. */
+static void test_pool_recycled(struct cio *a)
+{
+    enum { N = 1000 };
+    struct cio_op op;
+    struct seen seen = {0};
+    sock client, server;
+    int good = 0;
+    void *seen_bufs[N];
+    int distinct = 0;
+
+    tcp_pair(a, &client, &server);
+    for (int i = 0; i < N; i++) {
+        char msg[32];
+        int len = snprintf(msg, sizeof(msg), "message %d", i);
+
+        CHECK(sock_write(client, msg, len) == len, "write(client)");
+        pool_recv(a, &op, server, &seen);
+        run_until_idle(a, 5000);
+        good += op.res == len && memcmp(op.buf, msg, (size_t)len) == 0;
+        seen_bufs[i] = op.buf;
+        for (int j = 0; j < i && op.buf; j++)
+            if (seen_bufs[j] == op.buf) {
+                distinct--;
+                break;
+            }
+        distinct++;
+        if (op.res > 0)
+            cio_buf_release(a, op.buf);
+    }
+    printf("%d pooled recvs through a pool of %d: %d with the right bytes, %d distinct buffers, "
+           "%u held\n",
+           N, POOL, good, distinct, cio_buf_held(a));
+    CHECK(good == N && distinct <= POOL && cio_buf_held(a) == 0, "recycling");
+    cio_detach(a, (cio_fd)server);
+    sock_close(server);
+    sock_close(client);
+}
+
+static void test_pool(struct cio *a)
+{
+    CHECK(cio_buf_pool(a, 3) == -EINVAL, "cio_buf_pool(3): not a power of two");
+    CHECK(cio_buf_pool(a, POOL) == 0, "cio_buf_pool(%d)", POOL);
+    test_pool_basics(a);
+    CHECK(cio_buf_pool(a, 8) == -EBUSY, "cio_buf_pool once the pool is made should be -EBUSY");
+    test_pool_exhausted(a);
+    test_pool_recycled(a);
+}
+
 /* ---- files ------------------------------------------------------------------------ */
 
 static void test_files(struct cio *a)
@@ -558,7 +753,7 @@ int main(int argc, char **argv)
     char caps[128];
 
     if (argc != 2) {
-        fprintf(stderr, "usage: aio-test probe|timers|cancel|files|net\n");
+        fprintf(stderr, "usage: aio-test probe|timers|cancel|files|net|pool\n");
         return 2;
     }
 #ifdef _WIN32
@@ -577,8 +772,10 @@ int main(int argc, char **argv)
         test_files(a);
     else if (strcmp(argv[1], "net") == 0)
         test_net(a);
+    else if (strcmp(argv[1], "pool") == 0)
+        test_pool(a);
     else {
-        fprintf(stderr, "aio-test: %s: not a test (timers, cancel, files, net)\n", argv[1]);
+        fprintf(stderr, "aio-test: %s: not a test (timers, cancel, files, net, pool)\n", argv[1]);
         cio_destroy(a);
         return 2;
     }

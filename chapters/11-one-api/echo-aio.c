@@ -6,6 +6,9 @@
  * completions: bytes received are queued for the send; a finished send takes
  * the next batch; a recv is kept posted while less than PENDING_MAX bytes
  * wait to go out (backpressure: a client that never reads stops being read).
+ * The recv is a pooled one (CIO_RECV_POOLED): the library lends a buffer
+ * only once bytes have come, so a connection whose client is silent holds
+ * no receive buffer, and one whose bytes are all echoed holds no other.
  *
  *     make -C chapters/11-one-api
  *     build/chapters/11-one-api/echo-aio -p 0                   (the best backend)
@@ -42,7 +45,6 @@
 #include <sys/signalfd.h>
 #endif
 
-#define RECV_CHUNK      (64 * 1024)   /* bytes one recv may bring */
 #define PENDING_MAX     (1024 * 1024) /* no recv posted while this much waits to go out */
 #define ACCEPT_RETRY_MS 1000          /* out of fds: try accepting again after this */
 #define STOP_POLL_MS    100           /* Windows: how often the loop looks at Ctrl-C */
@@ -62,7 +64,6 @@ struct conn {
     struct buf sending;
     struct buf queued;
     struct conn *prev, *next; /* the server's list of connections */
-    char rbuf[RECV_CHUNK];    /* the recv op's buffer */
 };
 /* end snippet */
 
@@ -127,10 +128,19 @@ static void conn_free(struct conn *c)
 static void conn_on_recv(struct cio *a, struct cio_op *op)
 {
     struct conn *c = op->user_data;
+    int oom = 0;
 
-    (void)a;
     c->recv_busy = false;
-    if (op->res > 0 && buf_append(&c->queued, c->rbuf, (size_t)op->res) < 0)
+    if (op->res > 0) {
+        /* The bytes are copied into the output queue and the pool buffer
+         * goes back at once. Sending straight from it would save the copy,
+         * but a client that reads slowly would then pin up to PENDING_MAX of
+         * pool buffers (64 of them), and a few such clients would leave none
+         * for everyone else. */
+        oom = buf_append(&c->queued, op->buf, (size_t)op->res) < 0;
+        cio_buf_release(a, op->buf);
+    }
+    if (oom)
         c->failed = true; /* out of memory: drop this client, keep the others */
     else if (op->res == 0)
         c->peer_eof = true;
@@ -154,7 +164,7 @@ static void conn_on_send(struct cio *a, struct cio_op *op)
     } else if (op->res < 0) {
         c->failed = true;
     } else {
-        buf_consume(&c->sending, buf_len(&c->sending));
+        buf_free(&c->sending); /* all sent: an idle connection keeps no buffer */
     }
     conn_pump(c);
 }
@@ -211,12 +221,8 @@ static void conn_start(struct server *s, cio_fd fd)
     }
     c->srv = s;
     c->fd = fd;
-    c->recv = (struct cio_op){.kind = CIO_RECV,
-                              .fd = fd,
-                              .buf = c->rbuf,
-                              .len = RECV_CHUNK,
-                              .cb = conn_on_recv,
-                              .user_data = c};
+    c->recv =
+        (struct cio_op){.kind = CIO_RECV_POOLED, .fd = fd, .cb = conn_on_recv, .user_data = c};
     c->send = (struct cio_op){.kind = CIO_SEND, .fd = fd, .cb = conn_on_send, .user_data = c};
     c->next = s->conns;
     if (s->conns)

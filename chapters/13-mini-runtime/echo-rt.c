@@ -22,15 +22,14 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#define RECV_CHUNK      (64 * 1024)
 #define ACCEPT_RETRY_MS 100 /* out of fds: try again after this (never a busy loop) */
 
 /* snippet: conn */
 struct conn {
     struct rt_task task; /* first: the frame is the task */
     int fd;
-    long n; /* survives the awaits: a local would not (coro.h) */
-    char buf[RECV_CHUNK];
+    long n;    /* survives the awaits: a local would not (coro.h) */
+    void *buf; /* a pool buffer, from a recv that brought bytes until their send is over */
 };
 
 static void conn_step(void *frame)
@@ -40,12 +39,16 @@ static void conn_step(void *frame)
 
     RT_BEGIN(co);
     for (;;) {
-        RT_AWAIT(co, rt_recv(rt, co->fd, co->buf, sizeof(co->buf), co->task.token), co->n);
+        /* No buffer while it waits: the runtime lends one when bytes come. */
+        RT_AWAIT(co, rt_recv_pooled(rt, co->fd, &co->buf, co->task.token), co->n);
         if (co->n <= 0) /* 0: the client half-closed, and everything is echoed */
             break;
         /* The next recv waits for this send: a client that never reads
-         * stops being read (backpressure), and memory stays flat. */
+         * stops being read (backpressure), and memory stays flat. The bytes
+         * go out from the pool buffer itself, given back once the send is
+         * over: a client that never reads pins one buffer, no more. */
         RT_AWAIT(co, rt_send(rt, co->fd, co->buf, (size_t)co->n, co->task.token), co->n);
+        rt_buf_release(rt, co->buf);
         if (co->n < 0)
             break;
     }

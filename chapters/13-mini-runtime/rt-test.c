@@ -4,8 +4,8 @@
  *     build/chapters/13-mini-runtime/rt-test timers
  *     RT_BACKEND=epoll build/chapters/13-mini-runtime/rt-test cancel-io
  *
- * Groups: probe timers timer-cancel when-all when-any tokens cancel-io errors
- * unobserved chain N block-on-inside deadlock shutdown offload.
+ * Groups: probe timers timer-cancel when-all when-any tokens cancel-io pooled
+ * errors unobserved chain N block-on-inside deadlock shutdown offload.
  * Exit 0 when every check passed ("all checks passed"), 77 when the backend
  * cannot run here (io_uring forbidden), 1 on a failed check, 2 on bad usage.
  * Times are checked with bounds a loaded machine keeps (order, "within 1 s").
@@ -383,6 +383,105 @@ static void test_cancel_io(void)
     rt_destroy(rt);
 }
 
+/* ---- pooled receives ----------------------------------------------------------------- */
+
+struct pooled_reader {
+    struct rt_task task;
+    int fd;
+    struct rt_token *tok;
+    void *buf;
+    long res;
+    unsigned held_waiting; /* pool buffers held while the recv waited */
+};
+
+static void pooled_reader_step(void *frame)
+{
+    struct pooled_reader *co = frame;
+    struct rt *rt = co->task.f.rt;
+
+    RT_BEGIN(co);
+    RT_AWAIT(co, rt_recv_pooled(rt, co->fd, &co->buf, co->tok), co->res);
+    RT_RETURN(co, 0);
+    ASYNC_END(&co->task);
+}
+
+/* One pooled recv on fd in a task; `before` runs while it waits. */
+static struct pooled_reader *pooled_recv(struct rt *rt, int fd, struct rt_token *tok,
+                                         void (*before)(int peer), int peer)
+{
+    struct pooled_reader *co = RT_TASK_NEW(rt, struct pooled_reader, pooled_reader_step);
+    struct rt_future *f;
+
+    co->fd = fd;
+    co->tok = tok;
+    f = rt_future_ref(rt_task_start(&co->task, NULL));
+    rt_block_on(rt, rt_delay(rt, 50, NULL));
+    co->held_waiting = cio_buf_held(rt->io);
+    if (before)
+        before(peer);
+    CHECK(rt_block_on(rt, f) == 0, "the pooled reader");
+    return co; /* ours to release: rt_block_on took one reference, f keeps the other */
+}
+
+static void say_hello(int peer)
+{
+    CHECK(write(peer, "hello", 5) == 5, "write");
+}
+
+static void hang_up(int peer)
+{
+    shutdown(peer, SHUT_WR);
+}
+
+static void test_pooled(void)
+{
+    struct rt *rt = test_rt();
+    struct rt_token *tok = rt_token_new(rt, NULL);
+    struct pooled_reader *co;
+    void *buf = (void *)1;
+    int sv[2];
+
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0, "socketpair");
+    CHECK(rt_attach(rt, sv[0]) == 0, "attach");
+    co = pooled_recv(rt, sv[0], NULL, say_hello, sv[1]);
+    printf("rt_recv_pooled: %u buffers held while it waited; res %ld, \"%.*s\", %u held\n",
+           co->held_waiting, co->res, co->res > 0 ? (int)co->res : 0,
+           co->buf ? (char *)co->buf : "", cio_buf_held(rt->io));
+    CHECK(co->held_waiting == 0 && co->res == 5 && co->buf && memcmp(co->buf, "hello", 5) == 0 &&
+              cio_buf_held(rt->io) == 1,
+          "res %ld", co->res);
+    if (co->res > 0)
+        rt_buf_release(rt, co->buf);
+    rt_future_release(&co->task.f);
+
+    /* cancelled while it waits: -ECANCELED, no buffer */
+    rt_token_cancel_after(tok, 100);
+    co = pooled_recv(rt, sv[0], tok, NULL, -1);
+    printf("rt_recv_pooled cancelled: res %ld (%s), buf %s, %u held\n", co->res,
+           strerror((int)-co->res), co->buf ? "SET" : "NULL", cio_buf_held(rt->io));
+    CHECK(co->res == -ECANCELED && !co->buf && cio_buf_held(rt->io) == 0, "res %ld", co->res);
+    rt_future_release(&co->task.f);
+
+    /* dropped by its caller: bytes that come are released unread */
+    rt_future_release(rt_recv_pooled(rt, sv[0], &buf, NULL));
+    say_hello(sv[1]);
+    rt_block_on(rt, rt_delay(rt, 100, NULL));
+    printf("rt_recv_pooled dropped, then 5 bytes: %u in flight, %u buffers held, buf %s\n",
+           rt->pending, cio_buf_held(rt->io), buf ? "SET" : "NULL");
+    CHECK(rt->pending == 0 && cio_buf_held(rt->io) == 0 && !buf, "a dropped pooled recv");
+
+    /* end of stream: 0, no buffer */
+    co = pooled_recv(rt, sv[0], NULL, hang_up, sv[1]);
+    printf("rt_recv_pooled at end of stream: res %ld, buf %s, %u held\n", co->res,
+           co->buf ? "SET" : "NULL", cio_buf_held(rt->io));
+    CHECK(co->res == 0 && !co->buf && cio_buf_held(rt->io) == 0, "res %ld", co->res);
+    rt_future_release(&co->task.f);
+    rt_token_free(tok);
+    rt_close(rt, sv[0]);
+    close(sv[1]);
+    rt_destroy(rt);
+}
+
 /* ---- errors ------------------------------------------------------------------------- */
 
 struct connector {
@@ -631,6 +730,8 @@ int main(int argc, char **argv)
         test_tokens();
     else if (strcmp(t, "cancel-io") == 0)
         test_cancel_io();
+    else if (strcmp(t, "pooled") == 0)
+        test_pooled();
     else if (strcmp(t, "errors") == 0)
         test_errors();
     else if (strcmp(t, "unobserved") == 0)
@@ -647,7 +748,7 @@ int main(int argc, char **argv)
         test_offload();
     else {
         fprintf(stderr, "usage: rt-test probe|timers|timer-cancel|when-all|when-any|tokens|"
-                        "cancel-io|errors|unobserved|chain [N]|block-on-inside|deadlock|"
+                        "cancel-io|pooled|errors|unobserved|chain [N]|block-on-inside|deadlock|"
                         "shutdown|offload\n");
         return 2;
     }

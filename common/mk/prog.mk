@@ -71,7 +71,11 @@ endif
 clean:
 	rm -rf $(OUT)
 
--include $(wildcard $(OUT)/*.d)
+# Every object's header dependencies, those of sources in subfolders
+# (aio/cio_kqueue.c -> $(OUT)/aio/cio_kqueue.d) included: without them an
+# object built from a subfolder is not rebuilt when a header it uses changes,
+# and links against a struct of the old layout.
+-include $(wildcard $(OUT)/*.d $(OUT)/*/*.d)
 
 # `make test` inside a chapter folder runs that chapter's tests (its
 # programs and its exercises' solutions) through the top-level runner.

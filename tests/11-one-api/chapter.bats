@@ -47,7 +47,7 @@ uring_allowed() {
         fail "no closing count on stderr: $(cat "$SERVER_ERR")"
 }
 
-@test "echo-aio with AIO_TRACE=1 logs each op: on epoll a recv waits for readiness, on io_uring it is native" {
+@test "echo-aio with AIO_TRACE=1 logs each op: on epoll a pooled recv waits for readiness, on io_uring the kernel picks its buffer" {
     local a
     AIO_BACKEND=epoll AIO_TRACE=1 server_start "$(chapter_bin echo-aio)" -p 0
     conn_open a
@@ -56,7 +56,7 @@ uring_allowed() {
     stop_within 5
     grep -Eq '^aio\[epoll\]: accept fd=[0-9]+ len=0 -> readiness$' "$SERVER_ERR" ||
         fail "no accept trace line: $(cat "$SERVER_ERR")"
-    grep -Eq '^aio\[epoll\]: recv fd=[0-9]+ len=65536 -> readiness$' "$SERVER_ERR" ||
+    grep -Eq '^aio\[epoll\]: recv-pooled fd=[0-9]+ -> readiness, then a pool buffer$' "$SERVER_ERR" ||
         fail "no recv trace line: $(cat "$SERVER_ERR")"
     grep -Eq '^aio\[epoll\]: send fd=[0-9]+ len=7 -> readiness$' "$SERVER_ERR" ||
         fail "no send trace line for the 7 bytes 'traced\n': $(cat "$SERVER_ERR")"
@@ -66,7 +66,7 @@ uring_allowed() {
     expect_echo "$a" "traced"
     exec {a}>&-
     stop_within 5
-    grep -Eq '^aio\[uring\]: recv fd=[0-9]+ len=65536 -> native$' "$SERVER_ERR" ||
+    grep -Eq '^aio\[uring\]: recv-pooled fd=[0-9]+ -> native, the kernel picks a buffer from the ring$' "$SERVER_ERR" ||
         fail "no native recv trace line: $(cat "$SERVER_ERR")"
 }
 

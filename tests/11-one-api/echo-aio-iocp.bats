@@ -56,11 +56,36 @@ $output"
     assert_output --partial "recv after the peer's shutdown: res 0"
 }
 
+@test "cio (iocp): a pooled recv (zero-byte WSARecv) holds no buffer while it waits; a full pool parks it until a release; 1000 recvs recycle 4 buffers" {
+    aio_test_exe pool
+    assert_output --partial "a pooled recv waiting on a silent client: 0 callbacks, 0 buffers held"
+    assert_output --partial 'pooled recv: res 5, "hello" in a pool buffer, 1 held'
+    assert_output --partial "pooled recv at end of stream: res 0, buf NULL, 0 held"
+    assert_output --partial "5 pooled recvs with bytes waiting, 4 buffers: 4 completed, 4 held, 1 waiting"
+    assert_output --regexp "a parked recv, cancelled: res -[0-9]+ \(cancelled\), buf NULL, 4 held"
+    assert_output --regexp "1000 with the right bytes, [1-4] distinct buffers, 0 held"
+}
+
 @test "echo-aio.exe (iocp): runs on the IOCP backend: completion, file reads in the kernel, timeouts in the library" {
     suite_start
     suite_stop_clean
     grep -q '^echo-aio: backend iocp (completion; file reads asynchronous in the kernel; timeouts in a list in the library)' "$SERVER_ERR" ||
         fail "no 'echo-aio: backend iocp (...)' line: $(cat "$SERVER_ERR")"
+}
+@test "echo-aio.exe (iocp): a pooled recv is a zero-byte WSARecv, then a pool buffer (AIO_TRACE=1)" {
+    local a
+    AIO_TRACE=1 suite_start
+    conn_open a
+    expect_echo "$a" "traced"
+    exec {a}>&-
+    suite_stop_clean
+    grep -Eq '^aio\[iocp\]: recv-pooled fd=[0-9]+ -> zero-byte receive, then a pool buffer' "$SERVER_ERR" ||
+        fail "no zero-byte recv trace line: $(cat "$SERVER_ERR")"
+    require_all_freed
+}
+@test "echo-aio.exe (iocp): 1,000 idle connections, each with a zero-byte receive posted, are all served" {
+    suite_many_idle 1000
+    require_all_freed
 }
 @test "echo-aio.exe (iocp): binary data comes back intact" {
     suite_binary_data
@@ -68,6 +93,10 @@ $output"
 }
 @test "echo-aio.exe (iocp): 50 clients at once all get their bytes back" {
     suite_many_clients
+    require_all_freed
+}
+@test "echo-aio.exe (iocp): with a pool of one buffer (AIO_BUFS=1), 50 clients at once all get their bytes back" {
+    AIO_BUFS=1 suite_many_clients
     require_all_freed
 }
 @test "echo-aio.exe (iocp): a half-closed client gets every byte, then EOF" {

@@ -43,6 +43,12 @@ $output"
 @test "a recv and an accept cancelled in flight complete with -ECANCELED in the backend itself, and the socket still works" {
     rt_test cancel-io
 }
+@test "rt_recv_pooled holds no buffer while it waits, yields the bytes in a pool buffer, none when cancelled, dropped or at EOF" {
+    rt_test pooled
+    assert_output --partial 'rt_recv_pooled: 0 buffers held while it waited; res 5, "hello", 1 held'
+    assert_output --partial "rt_recv_pooled cancelled: res -125 (Operation canceled), buf NULL, 0 held"
+    assert_output --partial "rt_recv_pooled dropped, then 5 bytes: 0 in flight, 0 buffers held, buf NULL"
+}
 @test "an error (-ECONNREFUSED) travels through awaits and when_all to the task that awaits it" {
     rt_test errors
 }

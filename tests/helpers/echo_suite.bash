@@ -690,6 +690,44 @@ $(ls -l "/proc/$SERVER_PID/fd" 2>/dev/null)"
     suite_stop_clean
 }
 
+# suite_idle_memory N MAX_BYTES: after one echo (lazy set-up done), N
+# connections held open and idle (echo-load --idle checks each echoes once,
+# then holds it); the server's resident memory may grow by at most MAX_BYTES
+# per connection. Prints the figure. As chapter 14's c10k.sh measures it,
+# with fewer connections. In a sanitizer build (SAN=...) the bound is not
+# checked: redzones and shadow memory are the sanitizer's, not the server's.
+suite_idle_memory() {
+    local n="$1" max="$2" holder hpid rss0 rss1 each bound i fd
+    server_start bash -c 'ulimit -n 8192 && exec "$@"' _ "${SERVER_CMD[@]}" -p 0
+    conn_open fd
+    expect_echo "$fd" "warming up"
+    exec {fd}>&-
+    rss0=$(rss_kb "$SERVER_PID")
+    holder="$BATS_TEST_TMPDIR/holder.out"
+    : >"$holder" # there before the first grep below
+    # --foreground: it is signalled below (see the note on timeout in common.bash).
+    timeout --foreground 120 bash -c 'ulimit -n 8192 && exec "$@"' _ "$(tool_bin echo-load)" -p "$PORT" -c "$n" --idle -d 60 >"$holder" 2>&1 &
+    hpid=$!
+    _course_pids+=("$hpid")
+    for ((i = 0; i < 600; i++)); do
+        grep -q "^holding $n connections" "$holder" && break
+        kill -0 "$hpid" 2>/dev/null || break
+        sleep 0.1
+    done
+    grep -q "^holding $n connections" "$holder" ||
+        server_gone "echo-load could not open and check $n connections: $(cat "$holder")"
+    rss1=$(rss_kb "$SERVER_PID")
+    each=$(((rss1 - rss0) * 1024 / n))
+    bound="at most $max"
+    [ -z "${SAN:-}" ] || bound="not checked with SAN=$SAN"
+    echo "# $n idle connections: server RSS $rss0 kB -> $rss1 kB ($each bytes each, $bound)" >&3
+    kill -TERM "$hpid" 2>/dev/null
+    wait "$hpid" 2>/dev/null || true
+    [ -n "${SAN:-}" ] || [ "$each" -le "$max" ] ||
+        fail "$n idle connections cost the server $each bytes each (RSS $rss0 kB -> $rss1 kB), more than $max"
+    suite_stop_clean
+}
+
 # suite_many_idle [N]: N (2,000) connections held open and idle (echo-load
 # --idle checks each one echoes, then holds it), and meanwhile a new client
 # is served at once and 10 more echo 100 messages each with every byte

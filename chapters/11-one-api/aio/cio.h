@@ -6,9 +6,9 @@
  * different so that the two never clash.
  *
  * The program describes a whole operation (accept on this listener, receive
- * into this buffer, send these bytes, read this file at this offset, wake me
- * in 50 ms) in a `struct cio_op` it owns, hands it to cio_submit(), and gets
- * the op back later, in its callback, with `res` filled in. How the backend
+ * into this buffer, receive into a buffer of your choice, send these bytes,
+ * read this file at this offset, wake me in 50 ms) in a `struct cio_op` it owns, hands it to
+ * cio_submit(), and gets the op back later, in its callback, with `res` filled in. How the backend
  * gets there is its own business:
  *
  *   io_uring, IOCP    the kernel does the operation and reports it done
@@ -23,7 +23,8 @@
  * The backend is chosen at run time: AIO_BACKEND=uring|epoll|kqueue (and
  * poll, where the exercise's backend is built in); by default io_uring when
  * the kernel allows it, else epoll. AIO_TRACE=1 prints one line per op
- * submitted, saying how it will complete.
+ * submitted, saying how it will complete. AIO_BUFS=N sizes the pool of
+ * pooled receives, as cio_buf_pool() does (AIO_BUFS=1 shows parking).
  *
  * Rules (the same on every backend):
  *   - an op belongs to the library from cio_submit() until its callback
@@ -36,6 +37,30 @@
  *     rest of a short first one);
  *   - cio_attach() an fd before its first op, cio_detach() it before close()
  *     and only when none of its ops is in flight.
+ *
+ * Pooled receives (CIO_RECV_POOLED): the op names no buffer, and the library
+ * picks one from its pool of CIO_BUF_SIZE-byte buffers only when bytes have
+ * arrived, so a connection waiting for a quiet client holds no buffer at all:
+ *
+ *   io_uring          a provided buffer ring (IOSQE_BUFFER_SELECT): the
+ *                     kernel takes a buffer as the bytes land;
+ *   epoll, kqueue     the adapter takes a buffer when the socket is readable,
+ *                     and gives it back to the pool if recv() says EAGAIN;
+ *   IOCP              a zero-byte WSARecv waits for the bytes; then a
+ *                     non-blocking recv() into a pool buffer takes them.
+ *
+ * Who owns the buffer when:
+ *   - from cio_submit() to the callback, the op holds no buffer of its own
+ *     (op->buf is the library's to set);
+ *   - res > 0: op->buf points to a pool buffer holding res bytes, and the
+ *     buffer is the caller's until it calls cio_buf_release(a, op->buf),
+ *     whenever it likes (after the send that echoes those bytes completes,
+ *     for instance); the op itself may be submitted again meanwhile;
+ *   - res <= 0 (end of stream, an error, -ECANCELED): op->buf is NULL and no
+ *     buffer is held;
+ *   - when every buffer is held, the op waits (it is parked, not failed) and
+ *     goes on once one is released; cancelling it then completes it with
+ *     -ECANCELED.
  */
 #ifndef CH11_CIO_H
 #define CH11_CIO_H
@@ -52,11 +77,12 @@ typedef int cio_fd;
 
 /* snippet: kinds */
 enum cio_kind {
-    CIO_ACCEPT,    /* res: the new socket (>= 0), or -errno */
-    CIO_RECV,      /* res: 1..len bytes received, 0 at end of stream, or -errno */
-    CIO_SEND,      /* res: len (every byte is sent before it completes), or -errno */
-    CIO_READ_FILE, /* res: bytes read at `offset` (0 past the end), or -errno */
-    CIO_TIMEOUT,   /* res: -ETIME when timeout_ms have passed */
+    CIO_ACCEPT,      /* res: the new socket (>= 0), or -errno */
+    CIO_RECV,        /* res: 1..len bytes received, 0 at end of stream, or -errno */
+    CIO_SEND,        /* res: len (every byte is sent before it completes), or -errno */
+    CIO_READ_FILE,   /* res: bytes read at `offset` (0 past the end), or -errno */
+    CIO_TIMEOUT,     /* res: -ETIME when timeout_ms have passed */
+    CIO_RECV_POOLED, /* res: as CIO_RECV, the bytes in a pool buffer at op->buf */
 };
 /* Any op: -ECANCELED when cio_cancel() stopped it first. */
 /* end snippet */
@@ -79,8 +105,8 @@ struct cio_op {
     /* Set by the caller before cio_submit(). */
     enum cio_kind kind;
     cio_fd fd;           /* the socket or file; unused by CIO_TIMEOUT */
-    void *buf;           /* RECV, READ_FILE: filled in; SEND: sent */
-    size_t len;          /* bytes at buf */
+    void *buf;           /* RECV, READ_FILE: filled in; SEND: sent; RECV_POOLED: set by cio */
+    size_t len;          /* bytes at buf (RECV_POOLED: unused) */
     int64_t offset;      /* READ_FILE: where to read; -1 = the current position (a pipe) */
     unsigned timeout_ms; /* TIMEOUT */
     cio_cb cb;           /* called once, when the op is over */
@@ -140,5 +166,21 @@ int cio_run(struct cio *a, int timeout_ms);
 
 /* Ops submitted and not yet called back. */
 unsigned cio_in_flight(const struct cio *a);
+
+/* snippet: pool */
+#define CIO_BUF_SIZE  (16 * 1024) /* bytes in one pool buffer: at most what a pooled recv brings */
+#define CIO_BUF_COUNT 256         /* pool buffers unless cio_buf_pool() says otherwise */
+
+/* Size the pool of pooled receives: count buffers (a power of two, 1 to
+ * 32768). Only before the first CIO_RECV_POOLED, which makes the pool:
+ * -EBUSY afterwards, -EINVAL for a bad count. */
+int cio_buf_pool(struct cio *a, unsigned count);
+/* Give back the buffer a CIO_RECV_POOLED brought (op->buf, res > 0). An op
+ * parked for want of a buffer goes on with it. A pointer that is not a held
+ * pool buffer is a bug in the caller: it says so on stderr and aborts. */
+void cio_buf_release(struct cio *a, void *buf);
+/* Pool buffers the caller holds now (brought, not yet released). */
+unsigned cio_buf_held(const struct cio *a);
+/* end snippet */
 
 #endif

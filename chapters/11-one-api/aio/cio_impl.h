@@ -24,6 +24,9 @@ enum { CIO__IDLE, CIO__IN_FLIGHT, CIO__DONE };
 enum {
     CIO__INTERNAL = 1u << 0,  /* the library's own op: not counted, never traced */
     CIO__CANCELLED = 1u << 1, /* cio_cancel() was asked for it */
+    CIO__PARKED = 1u << 2,    /* RECV_POOLED waiting in the pool's list for a buffer */
+    CIO__RESUMED = 1u << 3,   /* RECV_POOLED taken off that list; the backend has not said
+                                 yet whether it got a buffer (completion backends) */
 };
 
 /* snippet: backend */
@@ -50,6 +53,11 @@ struct cio_backend {
      * when it becomes readable (READY_IN) and/or writable (READY_OUT), as in
      * `want`; `had` is what it reports now. 0 or -errno. */
     int (*interest)(struct cio *a, int fd, unsigned had, unsigned want);
+    /* Optional, for a kernel that hands out pool buffers itself (io_uring):
+     * take every buffer of a->pool (0 or -errno), and take one back. NULL:
+     * the pool's free stack in cio.c is used. */
+    int (*pool_init)(struct cio *a);
+    void (*pool_give)(struct cio *a, unsigned id);
 };
 /* end snippet */
 
@@ -62,6 +70,22 @@ extern const struct cio_backend cio_backend_poll; /* the exercise's */
 struct ready;
 struct offload;
 
+/* snippet: pool */
+/* The buffers of pooled receives: count * CIO_BUF_SIZE bytes, made at the
+ * first CIO_RECV_POOLED. Buffer `id` starts at mem + id * CIO_BUF_SIZE. */
+struct cio_pool {
+    char *mem;
+    unsigned count;
+    unsigned avail;         /* can be handed out now: on the free stack, or in the kernel's ring */
+    unsigned held;          /* brought by a completed recv, not yet released */
+    unsigned promised;      /* parked ops resubmitted to a completion backend, not yet settled */
+    unsigned *free;         /* the free stack (no pool_give): the buffer given back last is taken
+                               first, while it is still in the CPU's cache */
+    unsigned char *is_held; /* per buffer: catches a double or a wrong cio_buf_release() */
+    struct cio_op *parked_head, *parked_tail; /* waiting for a buffer, oldest first */
+};
+/* end snippet */
+
 struct cio {
     const struct cio_backend *be;
     void *impl;               /* the backend's own state */
@@ -70,6 +94,8 @@ struct cio {
     struct cio_op *done_head; /* completed, callbacks not yet run (FIFO) */
     struct cio_op *done_tail;
     struct cio_op *timers; /* TIMEOUTs the library keeps, soonest first */
+    struct cio_pool *pool; /* pooled receives' buffers, once one is submitted */
+    unsigned pool_count;   /* the pool's size when it is made (cio_buf_pool) */
     unsigned in_flight;    /* submitted, not yet called back (internal ops aside) */
     bool trace;            /* AIO_TRACE=1 */
 };
@@ -81,6 +107,25 @@ int64_t cio__now_ms(void);
 /* The library's list of timeouts, for backends without kernel timers. */
 void cio__timer_add(struct cio *a, struct cio_op *op);
 bool cio__timer_remove(struct cio *a, struct cio_op *op);
+
+/* cio.c: the pool of pooled receives (see struct cio_pool).
+ * A buffer from the free stack (false: none free). */
+bool cio__buf_take(struct cio *a, unsigned *id);
+/* Buffer id goes back to where buffers are handed out from (no op is woken:
+ * cio_run() resubmits parked ops before it waits). */
+void cio__buf_give(struct cio *a, unsigned id);
+/* The kernel handed buffer id out (io_uring): one fewer to hand out. */
+void cio__buf_taken(struct cio *a, unsigned id);
+static inline char *cio__buf(const struct cio *a, unsigned id)
+{
+    return a->pool->mem + (size_t)id * CIO_BUF_SIZE;
+}
+/* A pooled recv brought res > 0 bytes in buffer id: complete it. */
+void cio__complete_pooled(struct cio *a, struct cio_op *op, unsigned id, int res);
+/* No buffer for op: it waits in the pool's list (or, cancelled, completes). */
+void cio__park(struct cio *a, struct cio_op *op);
+/* A resumed op found no bytes after all and waits for them again (IOCP). */
+void cio__settled(struct cio *a, struct cio_op *op);
 
 /* ready.c: the readiness-to-completion adapter (readiness backends only). */
 enum { READY_IN = 1u << 0, READY_OUT = 1u << 1 };

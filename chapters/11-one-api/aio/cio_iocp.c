@@ -11,7 +11,11 @@
  *   - a send that completes short is sent on from where it stopped;
  *   - Windows error codes become the API's -errno (cio__errno, one place);
  *   - IOCP has no timer to queue: timeouts live on cio.c's list, and the
- *     wait sleeps no longer than the next one.
+ *     wait sleeps no longer than the next one;
+ *   - IOCP cannot pick a buffer for a receive, so a pooled receive posts a
+ *     WSARecv of zero bytes, which holds no buffer and completes when bytes
+ *     are there; only then does a non-blocking recv() take them into a pool
+ *     buffer (on WSAEWOULDBLOCK the zero-byte receive is posted again).
  *
  * One thread only (the loop's): the port's concurrency is 1. Chapter 09 shows
  * a pool of threads on one port; the cio API runs callbacks on the thread
@@ -132,6 +136,11 @@ static bool iocp__start(struct cio *a, struct cio_op *op, DWORD *err)
         ok = WSARecv(op->fd, &b, 1, NULL, &flags, &op->ov, NULL) == 0;
         *err = ok ? 0 : (DWORD)WSAGetLastError();
         break;
+    case CIO_RECV_POOLED: /* zero bytes into no buffer: "tell me when there is something" */
+        b = (WSABUF){0, NULL};
+        ok = WSARecv(op->fd, &b, 1, NULL, &flags, &op->ov, NULL) == 0;
+        *err = ok ? 0 : (DWORD)WSAGetLastError();
+        break;
     case CIO_SEND:
         ok = WSASend(op->fd, &b, 1, NULL, 0, &op->ov, NULL) == 0;
         *err = ok ? 0 : (DWORD)WSAGetLastError();
@@ -176,6 +185,41 @@ static void iocp__cancel(struct cio *a, struct cio_op *op)
     CancelIoEx((HANDLE)op->fd, &op->ov);
 }
 
+/* snippet: zero-byte */
+/* The zero-byte receive completed: bytes (or the end of the stream) are
+ * there. Take them with a plain recv() into a pool buffer. */
+static void iocp__pooled_done(struct cio *a, struct cio_op *op, DWORD err)
+{
+    u_long nonblocking = 1;
+    unsigned id;
+    int n;
+
+    if (err) {
+        cio__complete(a, op, -cio__errno(err));
+        return;
+    }
+    if (!cio__buf_take(a, &id)) {
+        cio__park(a, op); /* every buffer is held: go on after a release */
+        return;
+    }
+    /* An overlapped socket is still blocking for a plain recv(): make it
+     * non-blocking (its overlapped operations do not care). */
+    ioctlsocket(op->fd, FIONBIO, &nonblocking);
+    if ((n = recv(op->fd, cio__buf(a, id), CIO_BUF_SIZE, 0)) > 0) {
+        cio__complete_pooled(a, op, id, n);
+        return;
+    }
+    err = n == 0 ? 0 : (DWORD)WSAGetLastError();
+    cio__buf_give(a, id);
+    if (err == WSAEWOULDBLOCK && !(op->flags & CIO__CANCELLED)) {
+        cio__settled(a, op); /* a resumed op found nothing: it holds no promise now */
+        if (iocp__start(a, op, &err))
+            return; /* the zero-byte receive waits again */
+    }
+    cio__complete(a, op, err == WSAEWOULDBLOCK ? -ECANCELED : err ? -cio__errno(err) : 0);
+}
+/* end snippet */
+
 /* snippet: complete */
 /* One packet: how did the op end? */
 static void iocp__complete(struct cio *a, struct cio_op *op)
@@ -211,6 +255,9 @@ static void iocp__complete(struct cio *a, struct cio_op *op)
         break;
     case CIO_READ_FILE:
         cio__complete(a, op, err == ERROR_HANDLE_EOF ? 0 : err ? -cio__errno(err) : (int)bytes);
+        break;
+    case CIO_RECV_POOLED:
+        iocp__pooled_done(a, op, err);
         break;
     default:
         cio__complete(a, op, err ? -cio__errno(err) : (int)bytes);

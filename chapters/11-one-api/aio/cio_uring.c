@@ -10,7 +10,14 @@
  *     on from where it stopped before the op completes;
  *   - cancel is one more SQE (IORING_OP_ASYNC_CANCEL), whose own CQE
  *     carries user_data 0 and is ignored: the cancelled op reports how it
- *     ended itself.
+ *     ended itself;
+ *   - pooled receives use a provided buffer ring (5.19+), set up by hand as
+ *     in chapter 08's bufring.c (liburing 2.3 has no io_uring_setup_buf_ring):
+ *     the recv names a buffer group instead of a buffer (IOSQE_BUFFER_SELECT),
+ *     the kernel takes a buffer only when bytes arrive, and the CQE says which
+ *     (IORING_CQE_F_BUFFER, the id in cqe->flags >> IORING_CQE_BUFFER_SHIFT).
+ *     An empty ring fails the recv with -ENOBUFS: the op is parked in cio.c
+ *     until a buffer is released.
  */
 #include "cio_impl.h"
 
@@ -19,10 +26,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 
 #define URING_ENTRIES 256  /* SQEs; a full SQ is submitted early (uring__sqe) */
 #define URING_CQ      4096 /* CQEs: room for many completions per wait */
+#define URING_BGID    0    /* the buffer group of the pool's ring */
+
+struct uring_impl {
+    struct io_uring ring;
+    struct io_uring_buf_ring *br; /* the pool's buffer ring, once made (page-aligned) */
+    size_t br_bytes;
+};
 
 _Static_assert(sizeof(struct __kernel_timespec) == 2 * sizeof(long long),
                "cio_op.ts_sec/ts_nsec hold a struct __kernel_timespec");
@@ -49,11 +64,12 @@ static int uring__init(struct cio *a, char *why, size_t len)
      * interrupting it (5.19+; see the README for DEFER_TASKRUN). */
     struct io_uring_params p = {.flags = IORING_SETUP_CQSIZE | IORING_SETUP_COOP_TASKRUN,
                                 .cq_entries = URING_CQ};
-    struct io_uring *ring = calloc(1, sizeof(*ring));
+    struct uring_impl *u = calloc(1, sizeof(*u));
+    struct io_uring *ring = u ? &u->ring : NULL;
     struct io_uring_probe *probe;
     int ret;
 
-    if (!ring)
+    if (!u)
         return -ENOMEM;
     if ((ret = io_uring_queue_init_params(URING_ENTRIES, ring, &p)) == -EINVAL) {
         p = (struct io_uring_params){.flags = IORING_SETUP_CQSIZE, .cq_entries = URING_CQ};
@@ -70,7 +86,7 @@ static int uring__init(struct cio *a, char *why, size_t len)
                      "forbids io_uring here");
         else
             snprintf(why, len, "uring: io_uring_setup: %s", strerror(-ret));
-        free(ring);
+        free(u);
         return ret;
     }
     /* The opcodes came in 5.5 and 5.6; a kernel without one fails the op
@@ -82,20 +98,67 @@ static int uring__init(struct cio *a, char *why, size_t len)
                      needed[i]);
             io_uring_free_probe(probe);
             io_uring_queue_exit(ring);
-            free(ring);
+            free(u);
             return -EOPNOTSUPP;
         }
     }
     io_uring_free_probe(probe);
-    a->impl = ring;
+    a->impl = u;
     return 0;
 }
 
 static void uring__fini(struct cio *a)
 {
-    io_uring_queue_exit(a->impl);
-    free(a->impl);
+    struct uring_impl *u = a->impl;
+
+    if (u->br) {
+        io_uring_unregister_buf_ring(&u->ring, URING_BGID);
+        munmap(u->br, u->br_bytes);
+    }
+    io_uring_queue_exit(&u->ring);
+    free(u);
 }
+
+/* snippet: pool */
+/* Hand every pool buffer to the kernel: a ring of {addr, len, bid}
+ * descriptors it reads, registered as buffer group URING_BGID. */
+static int uring__pool_init(struct cio *a)
+{
+    struct uring_impl *u = a->impl;
+    unsigned n = a->pool->count;
+    struct io_uring_buf_reg reg = {.ring_entries = n, .bgid = URING_BGID};
+    int ret;
+
+    /* The descriptor ring must start on a page boundary: mmap gives that. */
+    u->br_bytes = n * sizeof(struct io_uring_buf);
+    u->br = mmap(NULL, u->br_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (u->br == MAP_FAILED) {
+        u->br = NULL;
+        return -errno;
+    }
+    io_uring_buf_ring_init(u->br);
+    reg.ring_addr = (unsigned long)u->br;
+    if ((ret = io_uring_register_buf_ring(&u->ring, &reg, 0)) < 0) { /* 5.19+ */
+        munmap(u->br, u->br_bytes);
+        u->br = NULL;
+        return ret;
+    }
+    for (unsigned id = 0; id < n; id++)
+        cio__buf_give(a, id);
+    return 0;
+}
+
+/* Buffer id back into the ring, past its tail; advancing the tail (a
+ * store-release) is what lets the kernel see it. */
+static void uring__pool_give(struct cio *a, unsigned id)
+{
+    struct uring_impl *u = a->impl;
+
+    io_uring_buf_ring_add(u->br, cio__buf(a, id), CIO_BUF_SIZE, (unsigned short)id,
+                          io_uring_buf_ring_mask(a->pool->count), 0);
+    io_uring_buf_ring_advance(u->br, 1);
+}
+/* end snippet */
 
 /* An SQE, never NULL: a full submission queue is submitted first. */
 static struct io_uring_sqe *uring__sqe(struct io_uring *ring)
@@ -110,7 +173,7 @@ static struct io_uring_sqe *uring__sqe(struct io_uring *ring)
 /* snippet: submit */
 static void uring__submit(struct cio *a, struct cio_op *op)
 {
-    struct io_uring_sqe *sqe = uring__sqe(a->impl);
+    struct io_uring_sqe *sqe = uring__sqe(&((struct uring_impl *)a->impl)->ring);
 
     switch (op->kind) {
     case CIO_ACCEPT:
@@ -118,6 +181,11 @@ static void uring__submit(struct cio *a, struct cio_op *op)
         break;
     case CIO_RECV:
         io_uring_prep_recv(sqe, op->fd, op->buf, op->len, 0);
+        break;
+    case CIO_RECV_POOLED: /* no buffer: the kernel picks one from the group when bytes come */
+        io_uring_prep_recv(sqe, op->fd, NULL, CIO_BUF_SIZE, 0);
+        sqe->flags |= IOSQE_BUFFER_SELECT;
+        sqe->buf_group = URING_BGID;
         break;
     case CIO_SEND:
         io_uring_prep_send(sqe, op->fd, (char *)op->buf + op->done, op->len - op->done,
@@ -142,16 +210,37 @@ static void uring__submit(struct cio *a, struct cio_op *op)
 
 static void uring__cancel(struct cio *a, struct cio_op *op)
 {
-    struct io_uring_sqe *sqe = uring__sqe(a->impl);
+    struct io_uring_sqe *sqe = uring__sqe(&((struct uring_impl *)a->impl)->ring);
 
     io_uring_prep_cancel(sqe, op, 0);
     io_uring_sqe_set_data(sqe, NULL); /* its own CQE is of no interest */
 }
 
+/* snippet: pooled-cqe */
+/* A pooled recv's CQE: bytes in the buffer the kernel took, or no buffer. */
+static void uring__pooled_done(struct cio *a, struct cio_op *op, const struct io_uring_cqe *cqe)
+{
+    if (cqe->flags & IORING_CQE_F_BUFFER) {
+        unsigned id = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
+
+        cio__buf_taken(a, id);
+        if (cqe->res > 0) {
+            cio__complete_pooled(a, op, id, cqe->res);
+            return;
+        }
+        cio__buf_give(a, id); /* taken, but nothing in it */
+    }
+    if (cqe->res == -ENOBUFS)
+        cio__park(a, op); /* the ring was empty when the bytes came */
+    else
+        cio__complete(a, op, cqe->res);
+}
+/* end snippet */
+
 /* snippet: wait */
 static int uring__wait(struct cio *a, int timeout_ms)
 {
-    struct io_uring *ring = a->impl;
+    struct io_uring *ring = &((struct uring_impl *)a->impl)->ring;
     struct __kernel_timespec ts = {.tv_sec = timeout_ms / 1000,
                                    .tv_nsec = (long long)(timeout_ms % 1000) * 1000000};
     struct io_uring_cqe *cqe;
@@ -172,6 +261,10 @@ static int uring__wait(struct cio *a, int timeout_ms)
          * liburing adds itself for a wait with a timeout before 5.11 */
         if (!op || (uintptr_t)op == LIBURING_UDATA_TIMEOUT)
             continue;
+        if (op->kind == CIO_RECV_POOLED) {
+            uring__pooled_done(a, op, cqe);
+            continue;
+        }
         if (op->kind == CIO_SEND && cqe->res > 0 && op->done + (size_t)cqe->res < op->len) {
             op->done += (size_t)cqe->res; /* a short send: send the rest */
             if (op->flags & CIO__CANCELLED)
@@ -213,4 +306,6 @@ const struct cio_backend cio_backend_uring = {
     .submit = uring__submit,
     .cancel = uring__cancel,
     .wait = uring__wait,
+    .pool_init = uring__pool_init,
+    .pool_give = uring__pool_give,
 };

@@ -19,6 +19,12 @@
  * direction, tried first, then retried on each epoll event) and libuv's
  * uv__io_t (a watcher whose events are flushed to epoll before it waits) do.
  * Timeouts go to cio.c's list; file reads at an offset go to offload.c.
+ *
+ * A pooled receive waits in the read queue like any other, holding no
+ * buffer; it takes one from cio.c's pool only at the moment it tries recv(),
+ * and gives it back at once if recv() says EAGAIN. With every buffer taken
+ * it leaves the fd's queue for the pool's list of parked ops (so the fd, still
+ * readable, is no longer watched and cannot wake the loop in vain).
  */
 #include "cio_impl.h"
 
@@ -120,6 +126,9 @@ static int ready__syscall(struct cio_op *op)
         case CIO_RECV:
             n = recv(op->fd, op->buf, op->len, 0);
             break;
+        case CIO_RECV_POOLED:
+            n = recv(op->fd, op->buf, CIO_BUF_SIZE, 0);
+            break;
         case CIO_SEND:
             n = send(op->fd, (char *)op->buf + op->done, op->len - op->done, MSG_NOSIGNAL);
             break;
@@ -153,6 +162,38 @@ static bool ready__attempt(struct cio *a, struct cio_op *op)
 }
 /* end snippet */
 
+/* snippet: attempt-pooled */
+/* A pooled recv: a buffer only for as long as a recv() call needs one,
+ * unless bytes land in it. */
+static bool ready__attempt_pooled(struct cio *a, struct cio_op *op)
+{
+    unsigned id;
+    int res;
+
+    if (!cio__buf_take(a, &id)) {
+        cio__park(a, op); /* every buffer is held: wait for a release */
+        return true;
+    }
+    op->buf = cio__buf(a, id);
+    if ((res = ready__syscall(op)) > 0) {
+        cio__complete_pooled(a, op, id, res);
+        return true;
+    }
+    cio__buf_give(a, id); /* EAGAIN, end of stream or an error: no bytes to keep */
+    op->buf = NULL;
+    if (res == -EAGAIN)
+        return false;
+    cio__complete(a, op, res);
+    return true;
+}
+/* end snippet */
+
+/* Try any op once: true when it has left the fd's queue for good. */
+static bool ready__try(struct cio *a, struct cio_op *op)
+{
+    return op->kind == CIO_RECV_POOLED ? ready__attempt_pooled(a, op) : ready__attempt(a, op);
+}
+
 static void ready__push(struct cio_op **head, struct cio_op **tail, struct cio_op *op)
 {
     op->next = NULL;
@@ -162,6 +203,17 @@ static void ready__push(struct cio_op **head, struct cio_op **tail, struct cio_o
     else
         *head = op;
     *tail = op;
+}
+
+static void ready__push_front(struct cio_op **head, struct cio_op **tail, struct cio_op *op)
+{
+    op->prev = NULL;
+    op->next = *head;
+    if (*head)
+        (*head)->prev = op;
+    else
+        *tail = op;
+    *head = op;
 }
 
 static void ready__unlink(struct cio_op **head, struct cio_op **tail, struct cio_op *op)
@@ -199,7 +251,7 @@ void ready_submit(struct cio *a, struct cio_op *op)
             return;
         ready__push(&rf->out_head, &rf->out_tail, op);
     } else {
-        if (!rf->in_head && ready__attempt(a, op))
+        if (!rf->in_head && ready__try(a, op))
             return;
         ready__push(&rf->in_head, &rf->in_tail, op);
     }
@@ -208,11 +260,20 @@ void ready_submit(struct cio *a, struct cio_op *op)
 /* end snippet */
 
 /* snippet: event */
-/* Try the ops of one queue, oldest first, until one has to wait. */
+/* Try the ops of one queue, oldest first, until one has to wait. Each
+ * leaves the queue before its attempt: completing or parking an op links it
+ * into another list through the same next/prev. */
 static void ready__run_queue(struct cio *a, struct cio_op **head, struct cio_op **tail)
 {
-    while (*head && ready__attempt(a, *head))
-        ready__unlink(head, tail, *head);
+    struct cio_op *op;
+
+    while ((op = *head)) {
+        ready__unlink(head, tail, op);
+        if (!ready__try(a, op)) {
+            ready__push_front(head, tail, op); /* still first in line */
+            break;
+        }
+    }
 }
 
 void ready_on_event(struct cio *a, int fd, unsigned events)

@@ -24,7 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const io__names[] = {"accept", "recv", "send", "read-file", "timeout"};
+static const char *const io__names[] = {"accept",    "recv",    "send",
+                                        "read-file", "timeout", "recv-pooled"};
 
 static void io__free(struct rt_future *f)
 {
@@ -36,9 +37,14 @@ static void io__done(struct cio *a, struct cio_op *op)
 {
     struct rt_io *io = op->user_data;
 
-    (void)a;
     io->f.rt->pending--;
     rt__token_unregister(&io->reg);
+    if (op->kind == CIO_RECV_POOLED) {
+        if (io->f.refs == 1 && op->res > 0) /* only ours: nobody will ever read it */
+            cio_buf_release(a, op->buf);
+        else
+            *io->bufp = op->buf; /* NULL unless res > 0 */
+    }
     rt__future_complete(&io->f, op->res);
     rt_future_release(&io->f); /* the operation's reference */
 }
@@ -95,6 +101,22 @@ struct rt_future *rt_recv(struct rt *rt, int fd, void *buf, size_t len, struct r
 struct rt_future *rt_send(struct rt *rt, int fd, const void *buf, size_t len, struct rt_token *tok)
 {
     return io__op(rt, CIO_SEND, fd, (void *)buf, len, tok);
+}
+
+struct rt_future *rt_recv_pooled(struct rt *rt, int fd, void **bufp, struct rt_token *tok)
+{
+    struct rt_io *io = rt__alloc(sizeof(*io));
+
+    *bufp = NULL;
+    io->op.kind = CIO_RECV_POOLED;
+    io->op.fd = fd;
+    io->bufp = bufp;
+    return rt__io_start(rt, io, tok);
+}
+
+void rt_buf_release(struct rt *rt, void *buf)
+{
+    cio_buf_release(rt->io, buf);
 }
 
 int rt_attach(struct rt *rt, int fd)

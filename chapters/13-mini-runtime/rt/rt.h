@@ -196,6 +196,16 @@ void rt_token_free(struct rt_token *tok);
 struct rt_future *rt_accept(struct rt *rt, int listen_fd, struct rt_token *tok);
 struct rt_future *rt_recv(struct rt *rt, int fd, void *buf, size_t len, struct rt_token *tok);
 struct rt_future *rt_send(struct rt *rt, int fd, const void *buf, size_t len, struct rt_token *tok);
+/* snippet: pooled */
+/* A receive that holds no buffer while it waits (cio's CIO_RECV_POOLED):
+ * the future completes with the bytes received (at most 16 KiB), 0 at end
+ * of stream or -errno, and when it is > 0, *bufp points to a pool buffer
+ * holding them, the caller's until rt_buf_release(). Otherwise *bufp is
+ * NULL. bufp, like rt_recv's buffer, must outlive the operation; if the
+ * caller drops the future, bytes that arrive are released unread. */
+struct rt_future *rt_recv_pooled(struct rt *rt, int fd, void **bufp, struct rt_token *tok);
+void rt_buf_release(struct rt *rt, void *buf);
+/* end snippet */
 /* A connected, attached socket to addr:port, or -errno. cio has no connect
  * operation: a blocking connect() runs on the pool. */
 struct rt_future *rt_connect(struct rt *rt, const char *addr, int port, struct rt_token *tok);

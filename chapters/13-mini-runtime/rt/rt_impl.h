@@ -57,6 +57,7 @@ struct rt_io {
     struct rt_future f;
     struct cio_op op;
     struct rt_reg reg;
+    void **bufp; /* rt_recv_pooled: where the pool buffer's address goes */
 };
 
 struct rt_pool; /* offload.c */
