@@ -30,9 +30,10 @@ setup_file() {
 # run_until_first_failure DIR LOG CMD...: run CMD (a bats run in TAP form)
 # with its output in LOG, and stop it at the first "not ok": one failing
 # test kills the mutant, the rest of the file need not run. Fails if CMD
-# failed or was stopped. A stopped run does not reach its teardown, so what
-# it started outside its process group is stopped here: Wine's servers, whose
-# WINEPREFIX lies in the mutant's folder DIR.
+# failed or was stopped. A stopped run does not reach its teardown, so its
+# process group is stopped here (SIGTERM, then SIGKILL for what a mutated
+# server ignores), and what it started outside the group: Wine's servers,
+# whose WINEPREFIX lies in the mutant's folder DIR.
 run_until_first_failure() {
     local dir="$1" log="$2" pid p
     shift 2
@@ -42,6 +43,9 @@ run_until_first_failure() {
         if grep -q '^not ok' "$log"; then
             kill -TERM -- -"$pid" 2>/dev/null
             wait "$pid" 2>/dev/null
+            # A mutated server may not exit on SIGTERM (that can be its bug):
+            # whatever of the group is still there is killed outright.
+            kill -KILL -- -"$pid" 2>/dev/null
             for p in /proc/[0-9]*; do
                 grep -qzs "^WINEPREFIX=$dir/" "$p/environ" && kill -KILL "${p#/proc/}" 2>/dev/null
             done
