@@ -690,6 +690,26 @@ $(ls -l "/proc/$SERVER_PID/fd" 2>/dev/null)"
     suite_stop_clean
 }
 
+# suite_hold_idle N: echo-load --idle opens N connections to $PORT, checks
+# each with one echo and holds them (ulimit -n 8192); returns once it says
+# it holds them all (the server is reported gone otherwise), with its pid in
+# SUITE_HOLDER_PID. Stop it with kill -TERM.
+suite_hold_idle() {
+    local n="$1" holder="$BATS_TEST_TMPDIR/holder.out" i
+    : >"$holder" # there before the first grep below
+    # --foreground: it is signalled later (see the note on timeout in common.bash).
+    timeout --foreground 120 bash -c 'ulimit -n 8192 && exec "$@"' _ "$(tool_bin echo-load)" -p "$PORT" -c "$n" --idle -d 60 >"$holder" 2>&1 &
+    SUITE_HOLDER_PID=$!
+    _course_pids+=("$SUITE_HOLDER_PID")
+    for ((i = 0; i < 600; i++)); do
+        grep -q "^holding $n connections" "$holder" && break
+        kill -0 "$SUITE_HOLDER_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    grep -q "^holding $n connections" "$holder" ||
+        server_gone "echo-load could not open and check $n connections: $(cat "$holder")"
+}
+
 # suite_idle_memory N MAX_BYTES: after one echo (lazy set-up done), N
 # connections held open and idle (echo-load --idle checks each echoes once,
 # then holds it); the server's resident memory may grow by at most MAX_BYTES
@@ -697,25 +717,14 @@ $(ls -l "/proc/$SERVER_PID/fd" 2>/dev/null)"
 # with fewer connections. In a sanitizer build (SAN=...) the bound is not
 # checked: redzones and shadow memory are the sanitizer's, not the server's.
 suite_idle_memory() {
-    local n="$1" max="$2" holder hpid rss0 rss1 each bound i fd
+    local n="$1" max="$2" hpid rss0 rss1 each bound fd
     server_start bash -c 'ulimit -n 8192 && exec "$@"' _ "${SERVER_CMD[@]}" -p 0
     conn_open fd
     expect_echo "$fd" "warming up"
     exec {fd}>&-
     rss0=$(rss_kb "$SERVER_PID")
-    holder="$BATS_TEST_TMPDIR/holder.out"
-    : >"$holder" # there before the first grep below
-    # --foreground: it is signalled below (see the note on timeout in common.bash).
-    timeout --foreground 120 bash -c 'ulimit -n 8192 && exec "$@"' _ "$(tool_bin echo-load)" -p "$PORT" -c "$n" --idle -d 60 >"$holder" 2>&1 &
-    hpid=$!
-    _course_pids+=("$hpid")
-    for ((i = 0; i < 600; i++)); do
-        grep -q "^holding $n connections" "$holder" && break
-        kill -0 "$hpid" 2>/dev/null || break
-        sleep 0.1
-    done
-    grep -q "^holding $n connections" "$holder" ||
-        server_gone "echo-load could not open and check $n connections: $(cat "$holder")"
+    suite_hold_idle "$n"
+    hpid=$SUITE_HOLDER_PID
     rss1=$(rss_kb "$SERVER_PID")
     each=$(((rss1 - rss0) * 1024 / n))
     bound="at most $max"
@@ -734,21 +743,11 @@ suite_idle_memory() {
 # checked. Reports the server's resident memory per idle connection. Both
 # the server and the holder get a raised fd limit (ulimit -n 8192).
 suite_many_idle() {
-    local n="${1:-2000}" holder hpid rss0 rss1 i fd
+    local n="${1:-2000}" hpid rss0 rss1 fd
     server_start bash -c 'ulimit -n 8192 && exec "$@"' _ "${SERVER_CMD[@]}" -p 0
     rss0=$(rss_kb "$SERVER_PID")
-    holder="$BATS_TEST_TMPDIR/holder.out"
-    # --foreground: it is signalled below (see the note on timeout in common.bash).
-    timeout --foreground 120 bash -c 'ulimit -n 8192 && exec "$@"' _ "$(tool_bin echo-load)" -p "$PORT" -c "$n" --idle -d 60 >"$holder" 2>&1 &
-    hpid=$!
-    _course_pids+=("$hpid")
-    for ((i = 0; i < 600; i++)); do
-        grep -q "^holding $n connections" "$holder" && break
-        kill -0 "$hpid" 2>/dev/null || break
-        sleep 0.1
-    done
-    grep -q "^holding $n connections" "$holder" ||
-        server_gone "echo-load could not open and check $n connections: $(cat "$holder")"
+    suite_hold_idle "$n"
+    hpid=$SUITE_HOLDER_PID
     rss1=$(rss_kb "$SERVER_PID")
     conn_open fd
     expect_echo "$fd" "one more, beside $n idle connections"
