@@ -14,10 +14,12 @@
 # build/bench); BASELINE is by default chapters/14-c10k/baseline.csv, a run
 # committed with the chapter. A ratio that fell by more than PERCENT
 # (default 50; or $BENCH_MARGIN) of its baseline value is a regression.
-# Why 50: in the three quick runs of the baseline, one run's ratio fell
-# as far as 47% below the median of the three (6 of 192 ratios by more
-# than 35%); a server that became twice as slow as the others is caught.
-# Runs added with bench.sh -A make the medians steadier: then try -m 35.
+# Why 50: in the three quick runs of the baseline, 188 of 192 single-run
+# ratios stayed within 35% of the median of the three; one fell 66% (a
+# one-second run that met a stall of the machine). Medians of three runs
+# ride that out, and a server that became twice as slow as the others is
+# caught. A lone run can trip it: when a server is named, add a run with
+# bench.sh -A and check again. With more runs, try -m 35.
 #
 # Prints one line per server and point found in both; points only in one
 # of them (a server left out where io_uring is not allowed, say) are
