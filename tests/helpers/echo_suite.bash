@@ -10,6 +10,11 @@
 # SIGTERM (SUITE_STOP_SIGNAL=INT for servers that only get SIGINT, as under
 # Wine), checking the exit status is 0. Extra server arguments go after the
 # command in SERVER_CMD.
+#
+# The core cases run for every echo server from generated files,
+# tests/NN-slug/suite-NAME.bats: list a server in tests/suite/servers.txt
+# and run `make suite` (CONTRIBUTING.md, "Adding a test"). suite_case and
+# suite_faults_for, at the end, are for those files.
 
 # Start the server under test; "$@" goes in front (e.g. env ... for faults).
 suite_start() {
@@ -46,21 +51,25 @@ suite_binary_data() {
     suite_stop_clean
 }
 
-# N clients at once, each with its own payload size; all intact.
+# suite_many_clients [N]: N (50) clients at once, each with a payload of a
+# random size from 1 to 20,000 bytes; all intact. The sizes come from
+# SUITE_SEED (random unless set), which a failure names so that the same
+# sizes can be tried again.
 suite_many_clients() {
-    local n="${1:-50}" i pids=() failed=0
+    local n="${1:-50}" seed="${SUITE_SEED:-$RANDOM}" i pids=() failed=0
+    RANDOM=$seed
     suite_start
     for ((i = 0; i < n; i++)); do
-        payload "$BATS_TEST_TMPDIR/c$i" $((1 + (i * 7919) % 20000))
+        payload "$BATS_TEST_TMPDIR/c$i" $((1 + (RANDOM * 32768 + RANDOM) % 20000))
         run_client -p "$PORT" <"$BATS_TEST_TMPDIR/c$i" >"$BATS_TEST_TMPDIR/c$i.out" &
         pids+=($!)
     done
     for ((i = 0; i < n; i++)); do
         wait "${pids[$i]}" || { echo "client $i: echo-client status $?" >&2; failed=1; }
         cmp -s "$BATS_TEST_TMPDIR/c$i" "$BATS_TEST_TMPDIR/c$i.out" ||
-            { echo "client $i: echoed bytes differ" >&2; failed=1; }
+            { echo "client $i: sent $(stat -c %s "$BATS_TEST_TMPDIR/c$i") bytes, echoed bytes differ" >&2; failed=1; }
     done
-    [ "$failed" -eq 0 ] || fail "some of $n concurrent clients did not get their bytes back"
+    [ "$failed" -eq 0 ] || server_gone "some of $n concurrent clients did not get their bytes back (sizes from SUITE_SEED=$seed)"
     # and the load tool agrees: every echoed byte verified
     run timeout 60 "$(tool_bin echo-load)" -p "$PORT" -c 20 -n 200 -l 300
     assert_success
@@ -68,16 +77,19 @@ suite_many_clients() {
     suite_stop_clean
 }
 
-# Clients that reset mid-echo must not take the server down.
+# suite_resets [N]: N (20) clients, one after another, send 300 kB and
+# reset the connection (RST) without reading the echo, which the server is
+# still writing. It must not die (no SIGPIPE, no abort on ECONNRESET) and
+# must serve the next client.
 suite_resets() {
-    local i
+    local n="${1:-20}" i
     suite_start
     payload "$BATS_TEST_TMPDIR/big" 300000
-    for ((i = 0; i < 20; i++)); do
+    for ((i = 0; i < n; i++)); do
         run_client -p "$PORT" --reset <"$BATS_TEST_TMPDIR/big" >/dev/null ||
-            fail "echo-client --reset failed (status $?)"
+            server_gone "echo-client --reset failed for client $i of $n (status $?)"
     done
-    server_alive || fail "server died after clients reset their connections"
+    server_exited && server_gone "the server died after $n clients reset their connections"
     suite_echo_file "$BATS_TEST_TMPDIR/big"
     suite_stop_clean
 }
@@ -759,4 +771,39 @@ suite_many_idle() {
     kill -TERM "$hpid" 2>/dev/null
     wait "$hpid" 2>/dev/null || true
     suite_stop_clean
+}
+
+# ---------------------------------------------------------------------------
+# The generated suite files (tests/NN-slug/suite-NAME.bats, see
+# tests/suite/servers.txt) call these.
+# ---------------------------------------------------------------------------
+
+# suite_case CASE: skip, with the reason, when this server declared in
+# servers.txt that it cannot pass CASE (the generated file's
+# suite_declared_skips lists "CASE: reason" lines).
+suite_case() {
+    local reason
+    declare -F suite_declared_skips >/dev/null || return 0
+    reason=$(suite_declared_skips | sed -n "s/^$1: //p" | head -n 1)
+    [ -z "$reason" ] || skip "$reason"
+}
+
+# suite_faults_for KIND: the faults case that fits the server's kind.
+#   blocking   short reads, short writes, EINTR (no EAGAIN on a blocking socket)
+#   readiness  the same plus EAGAIN, and the shim must really have injected it
+#   edge       no fake EAGAIN (see suite_under_faults_no_eagain)
+#   uring      the shim sees none of the bytes (see suite_shim_is_blind)
+suite_faults_for() {
+    case "$1" in
+    blocking) suite_under_faults ;;
+    readiness)
+        suite_under_faults
+        local ea
+        ea=$(faults_count eagain)
+        [ "$ea" -gt 0 ] || fail "the faults shim injected no EAGAIN (log: $(cat "$BATS_TEST_TMPDIR/faults.log" 2>/dev/null))"
+        ;;
+    edge) suite_under_faults_no_eagain ;;
+    uring) suite_shim_is_blind ;;
+    *) fail "suite_faults_for: unknown kind '$1'" ;;
+    esac
 }
