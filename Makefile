@@ -15,7 +15,7 @@ BUILD_DIRS    := $(CHAPTER_DIRS) $(SOLUTION_DIRS) $(EXERCISE_DIRS)
 SCRIPTS := common/mk
 
 .DEFAULT_GOAL := all
-.PHONY: all help setup deps doctor test test-long ex hint progress exercises snippets book bench bench-check \
+.PHONY: all help setup deps doctor test test-long ex hint progress exercises suite snippets book bench bench-check \
         lint format clean \
         common $(BUILD_DIRS)
 
@@ -68,6 +68,9 @@ progress: ## table of every exercise (done / failing / not started) and the next
 
 exercises: ## regenerate exercises/ from solutions/
 	$(Q)$(SCRIPTS)/gen-exercises.sh solutions exercises
+
+suite: ## regenerate tests/NN-slug/suite-*.bats (the shared echo suite) from tests/suite/
+	$(Q)$(SCRIPTS)/gen-suite.sh
 
 snippets: ## rewrite the code excerpts in the READMEs from the source files
 	$(Q)$(SCRIPTS)/snippets.sh --fix
