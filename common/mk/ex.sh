@@ -25,6 +25,16 @@ todo_log="$(mktemp)"
 trap 'rm -f "$todo_log"' EXIT
 COURSE_TODO_LOG="$todo_log" IMPL="$impl" bats "$top/tests/$ch/$name.bats"
 status=$?
+# An echo server's exercise also faces the shared echo suite (generated from
+# tests/suite/servers.txt into tests/$ch/suite-$name.bats): once its own
+# tests pass, so that a stop at TODO is reported once, not by every case.
+suite="$top/tests/$ch/suite-$name.bats"
+if [ "$status" -eq 0 ] && [ -f "$suite" ]; then
+    echo
+    echo "== the shared echo suite against $impl/$ex (tests/$ch/suite-$name.bats)"
+    COURSE_TODO_LOG="$todo_log" IMPL="$impl" bats "$suite"
+    status=$?
+fi
 echo
 if [ "$status" -eq 0 ]; then
     echo "$ex: all tests pass. Well done."

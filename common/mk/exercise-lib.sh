@@ -32,5 +32,9 @@ exercise_test() {
         return 3
     fi
     [ -f "$top/tests/$ch/$name.bats" ] || { echo "no tests/$ch/$name.bats" >>"$log"; return 1; }
-    IMPL="$impl" bats --tap "$top/tests/$ch/$name.bats" >>"$log" 2>&1
+    IMPL="$impl" bats --tap "$top/tests/$ch/$name.bats" >>"$log" 2>&1 || return 1
+    # an echo server's exercise also runs the shared echo suite (generated
+    # from tests/suite/servers.txt), once its own tests pass
+    [ ! -f "$top/tests/$ch/suite-$name.bats" ] ||
+        IMPL="$impl" bats --tap "$top/tests/$ch/suite-$name.bats" >>"$log" 2>&1
 }

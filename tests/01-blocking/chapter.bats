@@ -95,15 +95,10 @@ setup() {
     assert_line --index 9 "  epoll_ctl(ADD): accepted"
 }
 
-# ---- echo-blocking: the shared echo suite ---------------------------------------
-
-@test "echo-blocking: binary data comes back intact" { suite_binary_data; }
-@test "echo-blocking: 50 concurrent clients all get their bytes (served one after another)" { suite_many_clients; }
-@test "echo-blocking: clients that reset do not take it down" { suite_resets; }
-@test "echo-blocking: a half-closed client gets every byte, then EOF" { suite_half_close; }
-@test "echo-blocking: 16 MiB echoed while the client reads" { suite_large_payload; }
-@test "echo-blocking: SIGTERM with clients connected exits 0" { suite_sigterm_with_clients; }
-@test "echo-blocking: every byte survives short reads, short writes and EINTR" { suite_under_faults; }
+# The shared echo suite's cases (binary data, 16 MiB, 200 clients, resets,
+# half-close, never-reading client, fd limit, fd growth, idle connections,
+# SIGTERM, faults) run from suite-echo-blocking.bats, generated from
+# tests/suite/servers.txt by make suite. What follows is echo-blocking's own.
 
 # ---- echo-blocking: what blocking means ------------------------------------------
 

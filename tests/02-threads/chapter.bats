@@ -10,13 +10,6 @@ load ../helpers/echo_suite
 threads_bin() { chapter_bin echo-threads; }
 pool_bin() { chapter_bin echo-pool; }
 
-# echo-load keeps all of its -c connections open until the whole run ends,
-# and a pool worker is busy for as long as its client stays connected: with
-# fewer workers than connections the run would starve, which is the
-# chapter's point, not a bug. The suite cases that use echo-load (-c 20 and
-# -c 10) therefore run the pool with more workers than that.
-POOL_WIDE=(-w 24)
-
 # threads_of PID: the Threads line of /proc/PID/status.
 threads_of() {
     awk '$1 == "Threads:" { print $2 }' "/proc/$1/status"
@@ -45,42 +38,10 @@ stop_with_stuck_writer() {
     exec {fd}>&-
 }
 
-# --- echo-threads: the shared echo suite -----------------------------------
-
-@test "echo-threads: binary data comes back intact" {
-    SERVER_CMD=("$(threads_bin)")
-    suite_binary_data
-}
-
-@test "echo-threads: many concurrent clients all get their bytes back" {
-    SERVER_CMD=("$(threads_bin)")
-    suite_many_clients
-}
-
-@test "echo-threads: clients that reset do not take the server down" {
-    SERVER_CMD=("$(threads_bin)")
-    suite_resets
-}
-
-@test "echo-threads: a half-closed client gets every byte, then EOF" {
-    SERVER_CMD=("$(threads_bin)")
-    suite_half_close
-}
-
-@test "echo-threads: a 16 MiB payload comes back while the client reads" {
-    SERVER_CMD=("$(threads_bin)")
-    suite_large_payload
-}
-
-@test "echo-threads: SIGTERM with connected clients exits 0" {
-    SERVER_CMD=("$(threads_bin)")
-    suite_sigterm_with_clients
-}
-
-@test "echo-threads: short reads, short writes and EINTR lose no byte" {
-    SERVER_CMD=("$(threads_bin)")
-    suite_under_faults
-}
+# The shared echo suite's cases (binary data, 16 MiB, 200 clients, resets,
+# half-close, never-reading client, fd limit, fd growth, idle connections,
+# SIGTERM, faults) run from suite-echo-threads.bats, generated from
+# tests/suite/servers.txt by make suite. What follows is echo-threads's own.
 
 # --- echo-threads: what a thread per connection buys ------------------------
 
@@ -213,42 +174,10 @@ $output"
     assert_output --partial "usage:"
 }
 
-# --- echo-pool: the shared echo suite --------------------------------------
-
-@test "echo-pool: binary data comes back intact" {
-    SERVER_CMD=("$(pool_bin)")
-    suite_binary_data
-}
-
-@test "echo-pool: many concurrent clients all get their bytes back (-w 24)" {
-    SERVER_CMD=("$(pool_bin)" "${POOL_WIDE[@]}")
-    suite_many_clients
-}
-
-@test "echo-pool: clients that reset do not take the server down" {
-    SERVER_CMD=("$(pool_bin)")
-    suite_resets
-}
-
-@test "echo-pool: a half-closed client gets every byte, then EOF" {
-    SERVER_CMD=("$(pool_bin)")
-    suite_half_close
-}
-
-@test "echo-pool: a 16 MiB payload comes back while the client reads" {
-    SERVER_CMD=("$(pool_bin)")
-    suite_large_payload
-}
-
-@test "echo-pool: SIGTERM with connected clients exits 0" {
-    SERVER_CMD=("$(pool_bin)")
-    suite_sigterm_with_clients
-}
-
-@test "echo-pool: short reads, short writes and EINTR lose no byte (-w 24)" {
-    SERVER_CMD=("$(pool_bin)" "${POOL_WIDE[@]}")
-    suite_under_faults
-}
+# The shared echo suite's cases (binary data, 16 MiB, 200 clients, resets,
+# half-close, never-reading client, fd limit, fd growth, idle connections,
+# SIGTERM, faults) run from suite-echo-pool.bats, generated from
+# tests/suite/servers.txt by make suite. What follows is echo-pool's own.
 
 # --- echo-pool: a fixed pool starves ---------------------------------------
 

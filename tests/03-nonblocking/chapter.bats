@@ -41,65 +41,11 @@ load ../helpers/echo_suite
     assert_failure 2
 }
 
-# ---- the shared echo suite -------------------------------------------------
-
-@test "echo-select: binary data comes back intact" {
-    SERVER_CMD=("$(chapter_bin echo-select)")
-    suite_binary_data
-}
-@test "echo-select: 50 clients at once all get their bytes back" {
-    SERVER_CMD=("$(chapter_bin echo-select)")
-    suite_many_clients
-}
-@test "echo-select: clients that reset do not take the server down" {
-    SERVER_CMD=("$(chapter_bin echo-select)")
-    suite_resets
-}
-@test "echo-select: a half-closed client gets every byte, then EOF" {
-    SERVER_CMD=("$(chapter_bin echo-select)")
-    suite_half_close
-}
-@test "echo-select: a 16 MiB payload comes back intact" {
-    SERVER_CMD=("$(chapter_bin echo-select)")
-    suite_large_payload
-}
-@test "echo-select: SIGTERM with clients connected exits 0" {
-    SERVER_CMD=("$(chapter_bin echo-select)")
-    suite_sigterm_with_clients
-}
-@test "echo-select: every byte arrives under short reads/writes, EINTR and EAGAIN" {
-    SERVER_CMD=("$(chapter_bin echo-select)")
-    suite_under_faults
-}
-
-@test "echo-poll: binary data comes back intact" {
-    SERVER_CMD=("$(chapter_bin echo-poll)")
-    suite_binary_data
-}
-@test "echo-poll: 50 clients at once all get their bytes back" {
-    SERVER_CMD=("$(chapter_bin echo-poll)")
-    suite_many_clients
-}
-@test "echo-poll: clients that reset do not take the server down" {
-    SERVER_CMD=("$(chapter_bin echo-poll)")
-    suite_resets
-}
-@test "echo-poll: a half-closed client gets every byte, then EOF" {
-    SERVER_CMD=("$(chapter_bin echo-poll)")
-    suite_half_close
-}
-@test "echo-poll: a 16 MiB payload comes back intact" {
-    SERVER_CMD=("$(chapter_bin echo-poll)")
-    suite_large_payload
-}
-@test "echo-poll: SIGTERM with clients connected exits 0" {
-    SERVER_CMD=("$(chapter_bin echo-poll)")
-    suite_sigterm_with_clients
-}
-@test "echo-poll: every byte arrives under short reads/writes, EINTR and EAGAIN" {
-    SERVER_CMD=("$(chapter_bin echo-poll)")
-    suite_under_faults
-}
+# The shared echo suite's cases (binary data, 16 MiB, 200 clients, resets,
+# half-close, never-reading client, fd limit, fd growth, idle connections,
+# SIGTERM, faults) run from suite-echo-select.bats and suite-echo-poll.bats,
+# generated from tests/suite/servers.txt by make suite. What follows is this
+# chapter's own.
 
 # ---- one thread, many clients ----------------------------------------------
 
@@ -110,15 +56,6 @@ load ../helpers/echo_suite
 @test "echo-poll: client B is served while client A is connected and idle" {
     SERVER_CMD=("$(chapter_bin echo-poll)")
     suite_serves_while_idle
-}
-
-@test "echo-select: a client that never reads does not grow server memory, others are served" {
-    SERVER_CMD=("$(chapter_bin echo-select)")
-    suite_never_reading_client
-}
-@test "echo-poll: a client that never reads does not grow server memory, others are served" {
-    SERVER_CMD=("$(chapter_bin echo-poll)")
-    suite_never_reading_client
 }
 
 @test "echo-select: an idle server with a connected client does not spin" {

@@ -87,34 +87,13 @@ stat_line() {
     assert_failure 2
 }
 
-# ---- echo-epoll-et: the shared echo suite ------------------------------------------
+# The shared echo suite's cases (binary data, 16 MiB, 200 clients, resets,
+# half-close, never-reading client, fd limit, fd growth, idle connections,
+# SIGTERM, faults) run from suite-echo-epoll-et.bats, generated from
+# tests/suite/servers.txt by make suite. What follows is echo-epoll-et's own.
 
-@test "echo-epoll-et: binary data comes back intact" {
-    suite_binary_data
-}
-@test "echo-epoll-et: 50 clients at once all get their bytes back" {
-    suite_many_clients
-}
-@test "echo-epoll-et: clients that reset do not take the server down" {
-    suite_resets
-}
-@test "echo-epoll-et: a half-closed client gets every byte, then EOF" {
-    suite_half_close
-}
-@test "echo-epoll-et: a 16 MiB payload comes back intact" {
-    suite_large_payload
-}
-@test "echo-epoll-et: SIGTERM with clients connected exits 0" {
-    suite_sigterm_with_clients
-}
-@test "echo-epoll-et: every byte arrives under short reads, short writes and EINTR" {
-    suite_under_faults_no_eagain
-}
 @test "echo-epoll-et: client B is served while client A is connected and idle" {
     suite_serves_while_idle
-}
-@test "echo-epoll-et: a client that sends 64 MiB without reading leaves server RSS growth under 32 MiB while another is served" {
-    suite_never_reading_client
 }
 @test "echo-epoll-et: an idle server with a connected client does not spin" {
     suite_idle_no_spin
@@ -124,9 +103,6 @@ stat_line() {
 }
 @test "echo-epoll-et: out of fds (EMFILE), the clients left in the backlog are accepted when others leave, with no new connection to make an edge" {
     suite_emfile_recovers
-}
-@test "echo-epoll-et: under ulimit -n 64 with 100 connection attempts it neither dies nor spins and serves again afterwards" {
-    suite_fd_limit_no_spin
 }
 @test "echo-epoll-et: strace shows epoll_wait() in use and no system calls while idle" {
     suite_syscalls_idle epoll_wait
@@ -186,14 +162,6 @@ stat_line() {
 
 @test "echo-epoll-et: 30 clients that connect while the server is paused are all served (accept until EAGAIN)" {
     suite_accepts_burst_while_paused 30
-}
-
-@test "echo-epoll-et: after 300 clients came and went (a third of them reset), no fd is left behind" {
-    suite_no_fd_growth
-}
-
-@test "echo-epoll-et: 2,000 idle connections held open, a new client is still served at once" {
-    suite_many_idle
 }
 
 @test "echo-epoll-et: while one client floods, a ping-pong client's slowest echo stays under 200 ms, and turns end at the read budget" {

@@ -14,36 +14,13 @@ worker_events() {
     sed -n 's/^worker [0-9]*: \([0-9]*\) events.*/\1/p' "$SERVER_OUT" | tr '\n' ' '
 }
 
-# ---- the shared echo suite -----------------------------------------------------------
+# The shared echo suite's cases (binary data, 16 MiB, 200 clients, resets,
+# half-close, never-reading client, fd limit, fd growth, idle connections,
+# SIGTERM, faults) run from suite-echo-epoll-oneshot.bats, generated from
+# tests/suite/servers.txt by make suite. What follows is echo-epoll-oneshot's own.
 
-@test "echo-epoll-oneshot: binary data comes back intact" {
-    suite_binary_data
-}
-@test "echo-epoll-oneshot: 50 clients at once all get their bytes back" {
-    suite_many_clients
-}
-@test "echo-epoll-oneshot: clients that reset do not take the server down" {
-    suite_resets
-}
-@test "echo-epoll-oneshot: a half-closed client gets every byte, then EOF" {
-    suite_half_close
-}
-@test "echo-epoll-oneshot: a 16 MiB payload comes back intact" {
-    suite_large_payload
-}
-@test "echo-epoll-oneshot: SIGTERM with clients connected exits 0" {
-    suite_sigterm_with_clients
-}
-# With ONESHOT every re-arm (EPOLL_CTL_MOD) asks the kernel about the socket
-# again, so even the shim's fake EAGAIN is forgiven: the whole shared case runs.
-@test "echo-epoll-oneshot: every byte arrives under short reads/writes, EINTR and EAGAIN" {
-    suite_under_faults
-}
 @test "echo-epoll-oneshot: client B is served while client A is connected and idle" {
     suite_serves_while_idle
-}
-@test "echo-epoll-oneshot: a client that sends 64 MiB without reading leaves server RSS growth under 32 MiB while another is served" {
-    suite_never_reading_client
 }
 @test "echo-epoll-oneshot: an idle server with a connected client does not spin" {
     suite_idle_no_spin
@@ -53,9 +30,6 @@ worker_events() {
 }
 @test "echo-epoll-oneshot: out of fds (EMFILE), the clients left in the backlog are served once others leave" {
     suite_emfile_recovers
-}
-@test "echo-epoll-oneshot: under ulimit -n 64 with 100 connection attempts it neither dies nor spins and serves again afterwards" {
-    suite_fd_limit_no_spin
 }
 @test "echo-epoll-oneshot: strace shows epoll_wait() in use and no system calls while idle" {
     suite_syscalls_idle epoll_wait
@@ -88,14 +62,6 @@ worker_events() {
 
 @test "echo-epoll-oneshot: 30 clients that connect while the server is paused are all served" {
     suite_accepts_burst_while_paused 30
-}
-
-@test "echo-epoll-oneshot: after 300 clients came and went (a third of them reset), no fd is left behind" {
-    suite_no_fd_growth
-}
-
-@test "echo-epoll-oneshot: 2,000 idle connections held open, a new client is still served at once" {
-    suite_many_idle
 }
 
 @test "echo-epoll-oneshot: while one client floods, a ping-pong client's slowest echo stays under 200 ms" {

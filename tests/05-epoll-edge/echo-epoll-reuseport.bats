@@ -15,34 +15,13 @@ thread_accepts() {
     sed -n 's/^thread [0-9]*: accepted \([0-9]*\) connections$/\1/p' "$SERVER_OUT" | tr '\n' ' '
 }
 
-# ---- the shared echo suite -----------------------------------------------------------
+# The shared echo suite's cases (binary data, 16 MiB, 200 clients, resets,
+# half-close, never-reading client, fd limit, fd growth, idle connections,
+# SIGTERM, faults) run from suite-echo-epoll-reuseport.bats, generated from
+# tests/suite/servers.txt by make suite. What follows is echo-epoll-reuseport's own.
 
-@test "echo-epoll-reuseport: binary data comes back intact" {
-    suite_binary_data
-}
-@test "echo-epoll-reuseport: 50 clients at once all get their bytes back" {
-    suite_many_clients
-}
-@test "echo-epoll-reuseport: clients that reset do not take the server down" {
-    suite_resets
-}
-@test "echo-epoll-reuseport: a half-closed client gets every byte, then EOF" {
-    suite_half_close
-}
-@test "echo-epoll-reuseport: a 16 MiB payload comes back intact" {
-    suite_large_payload
-}
-@test "echo-epoll-reuseport: SIGTERM with clients connected exits 0" {
-    suite_sigterm_with_clients
-}
-@test "echo-epoll-reuseport: every byte arrives under short reads, short writes and EINTR (edge-triggered: no fake EAGAIN)" {
-    suite_under_faults_no_eagain
-}
 @test "echo-epoll-reuseport: client B is served while client A is connected and idle" {
     suite_serves_while_idle
-}
-@test "echo-epoll-reuseport: a client that sends 64 MiB without reading leaves server RSS growth under 32 MiB while another is served" {
-    suite_never_reading_client
 }
 @test "echo-epoll-reuseport: an idle server with a connected client does not spin" {
     suite_idle_no_spin
@@ -53,9 +32,6 @@ thread_accepts() {
 @test "echo-epoll-reuseport -w 2: out of fds (EMFILE), every client left in a backlog is served once others leave, in any order" {
     SERVER_CMD=("$(chapter_bin echo-epoll-reuseport)" -w 2)
     suite_emfile_recovers_any_order
-}
-@test "echo-epoll-reuseport: under ulimit -n 64 with 100 connection attempts it neither dies nor spins and serves again afterwards" {
-    suite_fd_limit_no_spin
 }
 @test "echo-epoll-reuseport: strace shows epoll_wait() in use and no system calls while idle" {
     suite_syscalls_idle epoll_wait
@@ -97,14 +73,6 @@ thread_accepts() {
 
 @test "echo-epoll-reuseport: 30 clients that connect while the server is paused are all served" {
     suite_accepts_burst_while_paused 30
-}
-
-@test "echo-epoll-reuseport: after 300 clients came and went (a third of them reset), no fd is left behind" {
-    suite_no_fd_growth
-}
-
-@test "echo-epoll-reuseport: 2,000 idle connections held open, a new client is still served at once" {
-    suite_many_idle
 }
 
 @test "echo-epoll-reuseport: while one client floods, a ping-pong client's slowest echo stays under 200 ms" {

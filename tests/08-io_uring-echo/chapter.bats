@@ -86,39 +86,11 @@ basic() {
     done
 }
 
-# ---- echo-uring-basic: the shared echo suite ------------------------------------
+# The shared echo suite's cases (binary data, 16 MiB, 200 clients, resets,
+# half-close, never-reading client, fd limit, fd growth, idle connections,
+# SIGTERM, faults) run from suite-echo-uring-basic.bats, generated from
+# tests/suite/servers.txt by make suite. What follows is echo-uring-basic's own.
 
-@test "echo-uring-basic: binary data comes back intact" {
-    basic
-    suite_binary_data
-}
-@test "echo-uring-basic: 50 clients at once all get their bytes back" {
-    basic
-    suite_many_clients
-}
-@test "echo-uring-basic: clients that reset do not take the server down" {
-    basic
-    suite_resets
-}
-@test "echo-uring-basic: a half-closed client gets every byte, then EOF" {
-    basic
-    suite_half_close
-}
-@test "echo-uring-basic: a 16 MiB payload comes back intact" {
-    basic
-    suite_large_payload
-}
-@test "echo-uring-basic: SIGTERM with clients connected exits 0" {
-    basic
-    suite_sigterm_with_clients
-}
-@test "echo-uring-basic: every byte arrives under short reads/writes, EINTR and EAGAIN" {
-    skip "the faults shim wraps libc read()/write(); io_uring moves bytes without them (see 'the faults shim sees none'): short sends are forced with SO_SNDBUF instead"
-}
-@test "echo-uring-basic: the faults shim sees none of the echoed bytes (no libc I/O calls)" {
-    basic
-    suite_shim_is_blind
-}
 @test "echo-uring-basic: short sends (tiny SO_SNDBUF, slow reader) are completed, in order" {
     basic
     suite_short_sends -s 262144
@@ -127,10 +99,6 @@ basic() {
     basic
     suite_serves_while_idle
 }
-@test "echo-uring-basic: a client that never reads does not grow server memory, others are served" {
-    basic
-    suite_never_reading_client
-}
 @test "echo-uring-basic: an idle server with a connected client does not spin" {
     basic
     suite_idle_no_spin
@@ -138,10 +106,6 @@ basic() {
 @test "echo-uring-basic: running out of fds (EMFILE) is logged, and waiting clients are served later" {
     basic
     suite_emfile_recovers
-}
-@test "echo-uring-basic: out of fds with clients waiting, it neither dies nor spins" {
-    basic
-    suite_fd_limit_no_spin
 }
 @test "echo-uring-basic: strace shows io_uring_enter() in use and no system calls while idle" {
     basic

@@ -19,49 +19,22 @@ setup() {
     require_uring
 }
 
-# ---- the shared echo suite ------------------------------------------------------
+# The shared echo suite's cases (binary data, 16 MiB, 200 clients, resets,
+# half-close, never-reading client, fd limit, fd growth, idle connections,
+# SIGTERM, faults) run from suite-echo-uring-sqpoll.bats, generated from
+# tests/suite/servers.txt by make suite. What follows is echo-uring-sqpoll's own.
 
-@test "echo-uring-sqpoll: binary data comes back intact" {
-    suite_binary_data
-}
-@test "echo-uring-sqpoll: 50 clients at once all get their bytes back" {
-    suite_many_clients
-}
-@test "echo-uring-sqpoll: clients that reset do not take the server down" {
-    suite_resets
-}
-@test "echo-uring-sqpoll: a half-closed client gets every byte, then EOF" {
-    suite_half_close
-}
-@test "echo-uring-sqpoll: a 16 MiB payload comes back intact" {
-    suite_large_payload
-}
-@test "echo-uring-sqpoll: SIGTERM with clients connected exits 0" {
-    suite_sigterm_with_clients
-}
-@test "echo-uring-sqpoll: every byte arrives under short reads/writes, EINTR and EAGAIN" {
-    skip "the faults shim wraps libc read()/write(); io_uring moves bytes without them (see 'the faults shim sees none'): short sends are forced with SO_SNDBUF instead"
-}
-@test "echo-uring-sqpoll: the faults shim sees none of the echoed bytes (no libc I/O calls)" {
-    suite_shim_is_blind
-}
 @test "echo-uring-sqpoll: short sends (tiny SO_SNDBUF, slow reader) are completed, in order" {
     suite_short_sends -s 262144 -B 64
 }
 @test "echo-uring-sqpoll: client B is served while client A is connected and idle" {
     suite_serves_while_idle
 }
-@test "echo-uring-sqpoll: a client that never reads does not grow server memory, others are served" {
-    suite_never_reading_client
-}
 @test "echo-uring-sqpoll: with -I 50, an idle server with a connected client does not spin" {
     suite_idle_no_spin
 }
 @test "echo-uring-sqpoll: running out of fds (EMFILE) is logged, and waiting clients are served later" {
     suite_emfile_recovers
-}
-@test "echo-uring-sqpoll: with -I 50, out of fds with clients waiting, it neither dies nor spins" {
-    suite_fd_limit_no_spin
 }
 @test "echo-uring-sqpoll: strace shows io_uring_enter() in use and no system calls while idle" {
     suite_syscalls_idle io_uring_enter

@@ -2,6 +2,8 @@
 # Exercise 08-io_uring-echo/uring-dispatch: what echo-uring-basic does when a
 # recv or a send completes. Runs against $IMPL (solutions by default; `make
 # ex` uses exercises).
+# The shared echo suite's cases run from suite-uring-dispatch.bats (generated from
+# tests/suite/servers.txt), which `make ex` runs once these pass.
 
 load ../helpers/common
 load ../helpers/echo_suite
@@ -34,28 +36,4 @@ setup() {
 
 @test "uring-dispatch: short sends (tiny SO_SNDBUF, slow reader) are completed, in order" {
     suite_short_sends -s 262144
-}
-
-@test "uring-dispatch: a half-closed client gets every byte, then EOF" {
-    suite_half_close
-}
-
-@test "uring-dispatch: 50 clients at once all get their bytes back" {
-    suite_many_clients
-}
-
-@test "uring-dispatch: clients that reset do not take the server down" {
-    suite_resets
-}
-
-@test "uring-dispatch: a 16 MiB payload comes back intact" {
-    suite_large_payload
-}
-
-@test "uring-dispatch: a client that never reads does not grow server memory, others are served" {
-    suite_never_reading_client
-}
-
-@test "uring-dispatch: SIGTERM with clients connected exits 0" {
-    suite_sigterm_with_clients
 }

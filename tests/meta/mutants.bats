@@ -6,6 +6,9 @@
 #
 # Patch format: line 1 "mutant: what the bug is", line 2 "killed-by: FILE..."
 # (test files, relative to the repository), then a unified diff (patch -p1).
+#
+# MUTANT=NAME[,NAME...] runs only those mutants:
+#   MUTANT=no-backpressure bats tests/meta/mutants.bats
 load ../helpers/common
 
 # Every mutant runs inside the one test below: it needs more than the
@@ -103,6 +106,8 @@ run_mutant() {
     local p survivors=0 n=0 t0
     for p in "$BATS_TEST_DIRNAME"/mutants/*.patch; do
         [ -f "$p" ] || continue
+        # MUTANT=NAME[,NAME...]: only those (after moving a test that kills them)
+        [ -z "${MUTANT:-}" ] || [[ ",$MUTANT," == *",$(basename "$p" .patch),"* ]] || continue
         n=$((n + 1))
         t0=$SECONDS
         if run_mutant "$p" >"$BATS_TEST_TMPDIR/result"; then
@@ -113,7 +118,7 @@ run_mutant() {
             survivors=$((survivors + 1))
         fi
     done
-    [ "$n" -gt 0 ] || skip "no mutants yet"
+    [ "$n" -gt 0 ] || skip "no mutants${MUTANT:+ named $MUTANT}"
     [ "$survivors" -eq 0 ] || fail "$survivors of $n mutants survived (see above)"
 }
 
