@@ -66,12 +66,12 @@ while IFS= read -r line || [ -n "$line" ]; do
         line="${line#"${line%%[![:space:]]*}"}"
         case "$line" in
         'skip '*:*)
-            local_case="${line#skip }"
-            local_case="${local_case%%:*}"
-            [[ "$cases" == *" $local_case "* ]] || die "$n" "no case '$local_case' (cases:$cases)"
+            skip_case="${line#skip }"
+            skip_case="${skip_case%%:*}"
+            [[ "$cases" == *" $skip_case "* ]] || die "$n" "no case '$skip_case' (cases:$cases)"
             reason="${line#*: }"
-            [ -n "$reason" ] && [ "$reason" != "$line" ] || die "$n" "skip $local_case: needs a reason"
-            skips+="$local_case: $reason"$'\n'
+            if [ -z "$reason" ] || [ "$reason" = "$line" ]; then die "$n" "skip $skip_case: needs a reason"; fi
+            skips+="$skip_case: $reason"$'\n'
             ;;
         'setup: '*) setup+="    ${line#setup: }"$'\n' ;;
         'load: '*) loads+="load ${line#load: }"$'\n' ;;
