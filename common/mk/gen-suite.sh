@@ -3,7 +3,9 @@
 #
 # Reads tests/suite/servers.txt (the servers, their kind, their declared
 # skips) and tests/suite/cases.bats.in (the cases, as @test blocks), and
-# writes OUT/CHAPTER/suite-NAME.bats for every server; OUT is tests/ (the
+# writes OUT/CHAPTER/suite-NAME.bats for every server, and
+# OUT/CHAPTER/suite-NAME.faults.bats (the same cases with the faults shim in
+# the server, a long file: make test-long) for those it can see; OUT is tests/ (the
 # default, what `make suite` does) or a scratch folder (the drift test,
 # tests/meta/suite.bats, compares the two). Writing into tests/, it also
 # removes suite-*.bats files no server names any more.
@@ -38,21 +40,45 @@ stage="$(mktemp -d "${TMPDIR:-/tmp}/gen-suite.XXXXXX")"
 trap 'rm -rf "$stage"' EXIT
 
 names=()
-# emit: write the server read so far (if any) into the staging folder.
-emit() {
-    [ -n "${name:-}" ] || return 0
-    local t="$template" file="$stage/$chapter/suite-$name.bats"
-    t="${t//@NAME@/$name}"
+# faults_settings KIND: what the shim injects when a whole suite runs under
+# it (the faults case's own settings; none for io_uring, which it cannot see).
+faults_settings() {
+    case "$1" in
+    blocking | readiness) echo "FAULTS_SHORT_READ=30 FAULTS_SHORT_WRITE=50 FAULTS_EINTR=10 FAULTS_EAGAIN=10" ;;
+    edge) echo "FAULTS_SHORT_READ=30 FAULTS_SHORT_WRITE=50 FAULTS_EINTR=10" ;;
+    esac
+}
+
+# write_file FILE TITLE_NAME COMMAND LONG: one file from the template.
+write_file() {
+    local t="$template"
+    t="${t//$'@LONG@'/$4}"
+    t="${t//@NAME@/$2}"
     t="${t//@PROGRAM@/$program}"
     t="${t//@KIND@/$kind}"
     t="${t//@FAULTS_TITLE@/$(faults_title "$kind")}"
-    t="${t//@COMMAND@/$command}"
+    t="${t//@COMMAND@/$3}"
     t="${t//$'@LOADS@\n'/$loads}"
     t="${t//$'@SKIPS@\n'/$skips}"
     t="${t//$'@SETUP@\n'/$setup}"
     mkdir -p "$stage/$chapter"
-    printf '%s' "$t" >"$file"
-    names+=("$chapter/suite-$name.bats")
+    printf '%s' "$t" >"$stage/$chapter/$1"
+    names+=("$chapter/$1")
+}
+
+# emit: write the server read so far (if any) into the staging folder:
+# suite-NAME.bats, and suite-NAME.faults.bats, the same cases with the faults
+# shim preloaded into the server for every one of them (make test-long).
+emit() {
+    [ -n "${name:-}" ] || return 0
+    write_file "suite-$name.bats" "$name" "$command" ""
+    local settings
+    settings="$(faults_settings "$kind")"
+    if [ -n "$settings" ]; then
+        write_file "suite-$name.faults.bats" "$name under faults" \
+            "env \$(faults_env $settings)$envs $bin${args:+ $args}" \
+            "# test-long: every case again with the faults shim in the server ($settings)"$'\n'
+    fi
     name=""
 }
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# The shared echo suite's generated files: tests/NN-slug/suite-NAME.bats are
+# The shared echo suite's generated files: tests/NN-slug/suite-NAME.bats (and
+# suite-NAME.faults.bats, the same under the faults shim) are
 # exactly what `make suite` writes from tests/suite/servers.txt and
 # tests/suite/cases.bats.in, none is left over from a server that left the
 # list, and the generator refuses a list with mistakes in it.
@@ -41,9 +42,19 @@ $drift"
     for f in "$TOP"/tests/[0-9][0-9]-*/suite-*.bats; do
         local name="${f##*/suite-}"
         name="${name%.bats}"
+        # suite-NAME.faults.bats: the same cases, the shim in the server
+        [[ "$name" != *.faults ]] || name="${name%.faults} under faults"
         n=$(grep -c "^@test \"$name: " "$f")
         [ "$n" -eq "$cases" ] || fail "${f#"$TOP"/}: $n tests named '$name: ...', expected $cases"
     done
+    # every server the shim can see has its long file, marked for make test-long
+    for f in "$TOP"/tests/[0-9][0-9]-*/suite-*.faults.bats; do
+        head -n 3 "$f" | grep -q '^# test-long: ' || fail "${f#"$TOP"/}: no '# test-long:' line at its top"
+        grep -q '^    SERVER_CMD=(env $(faults_env ' "$f" || fail "${f#"$TOP"/}: the server does not start under the faults shim"
+    done
+    [ -f "$TOP/tests/04-epoll/suite-echo-epoll-lt.faults.bats" ] || fail "no suite-echo-epoll-lt.faults.bats"
+    [ ! -e "$TOP/tests/08-io_uring-echo/suite-echo-uring.faults.bats" ] ||
+        fail "suite-echo-uring.faults.bats: the shim cannot see an io_uring server's I/O; no such file is wanted"
     # echo-blocking serves one client at a time: its skips are declared, with why
     run grep -A3 '^suite_declared_skips' "$TOP/tests/01-blocking/suite-echo-blocking.bats"
     assert_output --partial "many_idle: one client at a time"
@@ -53,7 +64,7 @@ $drift"
     local t="$BATS_TEST_TMPDIR/tests"
     mkdir -p "$t/01-demo"
     ln -s "$TOP/tests/helpers" "$t/helpers"
-    sed -e 's/@NAME@/demo/g; s/@PROGRAM@/true/; s/@KIND@/blocking/; s/@FAULTS_TITLE@/faults/' \
+    sed -e 's/@NAME@/demo/g; s/@PROGRAM@/true/; s/@KIND@/blocking/; s/@FAULTS_TITLE@/faults/; s/@LONG@//' \
         -e '/@LOADS@/d; /@SETUP@/d; s/@COMMAND@/true/' \
         -e 's/^@SKIPS@$/binary: a reason worth reading/' \
         "$TOP/tests/suite/cases.bats.in" >"$t/01-demo/suite-demo.bats"
