@@ -51,7 +51,7 @@ deps: ## install the system packages the course needs (apt, dnf or brew)
 doctor: ## report each dependency, the kernel, and whether io_uring is allowed here
 	$(Q)$(SCRIPTS)/doctor.sh
 
-test: all ## run every chapter's tests (CH=03 for one chapter, FILTER= for bats --filter)
+test: all ## run every chapter's tests (CH=03 for one chapter, CH=suite for every echo server's shared suite, FILTER= for bats --filter)
 	$(Q)$(SCRIPTS)/run-tests.sh $(CH)
 
 test-long: all ## the long tests make test leaves out (the mutants: about 15 minutes)

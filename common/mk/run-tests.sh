@@ -3,6 +3,7 @@
 #
 #   run-tests.sh          common/, every chapter in order, then the meta tests
 #   run-tests.sh 03       only tests/03-*/ (also: common, meta)
+#   run-tests.sh suite    only the shared echo suite: every tests/NN-*/suite-*.bats
 #   LONG=1 run-tests.sh   only the long files (make test-long)
 #
 # A test file whose first lines hold "# test-long: WHY" is a long one: the
@@ -31,7 +32,12 @@ ch="${1:-}"
 command -v bats >/dev/null || { echo "bats is not installed: run 'make deps' (or sudo make setup)" >&2; exit 1; }
 
 dirs=()
-if [ -z "$ch" ]; then
+only="*" # which files of each folder
+if [ "$ch" = suite ]; then
+    # the generated suite files of every chapter (tests/suite/ holds their sources)
+    for d in tests/[0-9][0-9]-*/; do [ -d "$d" ] && dirs+=("${d%/}"); done
+    only="suite-*.bats"
+elif [ -z "$ch" ]; then
     [ -d tests/common ] && dirs+=(tests/common)
     for d in tests/[0-9][0-9]-*/; do [ -d "$d" ] && dirs+=("${d%/}"); done
     [ -d tests/meta ] && dirs+=(tests/meta)
@@ -87,6 +93,8 @@ for d in "${dirs[@]}"; do
         [ -f "$f" ] && [ "$f" != "$d/chapter.bats" ] && files+=("$f")
     done
     for f in "${files[@]}"; do
+        # shellcheck disable=SC2053 # $only is a pattern
+        [[ "${f##*/}" == $only ]] || continue
         if is_long "$f" && [ "${LONG:-0}" != 1 ]; then
             left_out+=("$f")
             continue

@@ -52,6 +52,20 @@ make_fixture() {
     assert_output --partial "no tests/07-*/ folder"
 }
 
+@test "CH=suite runs the generated suite files of every chapter, and nothing else" {
+    local fx; fx=$(make_fixture)
+    mkdir -p "$fx/tests/02-other" "$fx/tests/suite"
+    grep -v '"fails"\|"skips"' "$fx/tests/01-demo/chapter.bats" >"$fx/tests/01-demo/suite-a.bats"
+    cp "$fx/tests/01-demo/suite-a.bats" "$fx/tests/02-other/suite-b.bats"
+    cp "$fx/tests/01-demo/chapter.bats" "$fx/tests/02-other/chapter.bats"
+    COURSE_TESTS="$fx" run "$TOP/common/mk/run-tests.sh" suite
+    assert_success
+    assert_line "== tests/01-demo/suite-a.bats"
+    assert_line "== tests/02-other/suite-b.bats"
+    refute_output --partial "chapter.bats"
+    assert_line --index -1 "tests: 2 passed, 0 failed, 0 skipped"
+}
+
 @test "FILTER reaches bats" {
     local fx; fx=$(make_fixture)
     FILTER=passes COURSE_TESTS="$fx" run "$TOP/common/mk/run-tests.sh"
