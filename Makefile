@@ -54,7 +54,7 @@ doctor: ## report each dependency, the kernel, and whether io_uring is allowed h
 test: all ## run every chapter's tests (CH=03 for one chapter, CH=suite for every echo server's shared suite, FILTER= for bats --filter)
 	$(Q)$(SCRIPTS)/run-tests.sh $(CH)
 
-test-long: all ## the long tests make test leaves out (the mutants: about 15 minutes)
+test-long: all ## the long tests make test leaves out (the mutants, the echo suite under the faults shim: about 20 minutes)
 	$(Q)LONG=1 $(SCRIPTS)/run-tests.sh $(CH)
 
 ex: ## test your copy of an exercise: make ex EX=03-nonblocking/poll-echo [IMPL=solutions]
