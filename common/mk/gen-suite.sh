@@ -31,6 +31,7 @@ faults_title() {
     readiness) echo "every byte survives short reads and writes, EINTR and EAGAIN (faults shim)" ;;
     edge) echo "every byte survives short reads and writes and EINTR (faults shim; no fake EAGAIN, which an edge-triggered server believes)" ;;
     uring) echo "the faults shim sees none of the echoed bytes: io_uring does the I/O in the kernel" ;;
+    win32) echo "the faults shim cannot reach a Windows program under Wine (skipped, with the reason)" ;;
     esac
 }
 
@@ -59,6 +60,7 @@ write_file() {
     t="${t//@FAULTS_TITLE@/$(faults_title "$kind")}"
     t="${t//@COMMAND@/$3}"
     t="${t//$'@LOADS@\n'/$loads}"
+    t="${t//$'@FILE_HOOKS@\n'/$hooks}"
     t="${t//$'@SKIPS@\n'/$skips}"
     t="${t//$'@SETUP@\n'/$setup}"
     mkdir -p "$stage/$chapter"
@@ -109,7 +111,7 @@ while IFS= read -r line || [ -n "$line" ]; do
         read -r name chapter kind spec args <<<"$line"
         [ -n "${spec:-}" ] || die "$n" "expected NAME CHAPTER KIND PROGRAM [ARGS...], got: $line"
         [ -d "$top/tests/$chapter" ] || die "$n" "no folder tests/$chapter"
-        [ -n "$(faults_title "$kind")" ] || die "$n" "unknown kind '$kind' (blocking, readiness, edge, uring)"
+        [ -n "$(faults_title "$kind")" ] || die "$n" "unknown kind '$kind' (blocking, readiness, edge, uring, win32)"
         for other in "${names[@]}"; do
             [ "${other##*/}" != "suite-$name.bats" ] || die "$n" "a second server named $name"
         done
@@ -127,9 +129,18 @@ while IFS= read -r line || [ -n "$line" ]; do
             ;;
         *) die "$n" "PROGRAM must be chapter:PROG or exercise:EX/PROG, got: $spec" ;;
         esac
+        skips="" setup="" loads="" hooks=""
+        if [ "$kind" = win32 ]; then
+            # a Windows program: run by Wine, set up as chapter 09 does
+            # (tests/helpers/wine.bash; it also makes the suite stop servers
+            # with SIGINT, which Wine delivers as Ctrl-C)
+            bin="\"\$WINE\" $bin"
+            loads="load ../helpers/wine"$'\n'
+            hooks=$'\n'"setup_file() { wine_setup_file; }"$'\n'"teardown_file() { wine_teardown_file; }"$'\n'
+            setup="    wine_require"$'\n'
+        fi
         program="${spec#*:}${args:+ $args}"
         command="${envs:+env$envs }$bin${args:+ $args}"
-        skips="" setup="" loads=""
         ;;
     esac
 done <"$list"

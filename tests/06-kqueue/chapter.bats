@@ -10,40 +10,18 @@ setup() {
     SERVER_CMD=("$(chapter_bin echo-kqueue)")
 }
 
-# ---- the shared echo suite -------------------------------------------------
+# The shared echo suite's cases (binary data, 16 MiB, 200 clients, resets,
+# half-close, never-reading client, fd limit, fd growth, idle connections,
+# SIGTERM, faults) run from suite-echo-kqueue.bats, generated from
+# tests/suite/servers.txt by make suite. What follows is echo-kqueue's own.
 
-@test "echo-kqueue: binary data comes back intact" {
-    suite_binary_data
-}
-@test "echo-kqueue: 50 clients at once all get their bytes back" {
-    suite_many_clients
-}
-@test "echo-kqueue: clients that reset do not take the server down" {
-    suite_resets
-}
-@test "echo-kqueue: a half-closed client gets every byte, then EOF" {
-    suite_half_close
-}
-@test "echo-kqueue: a 16 MiB payload comes back intact" {
-    suite_large_payload
-}
-@test "echo-kqueue: SIGTERM with clients connected exits 0" {
-    suite_sigterm_with_clients
-}
-@test "echo-kqueue: every byte arrives under short reads/writes, EINTR and EAGAIN" {
-    suite_under_faults
-}
+# ---- the event loop -----------------------------------------------------------
+
 @test "echo-kqueue: client B is served while client A is connected and idle" {
     suite_serves_while_idle
 }
-@test "echo-kqueue: a client that never reads does not grow server memory, others are served" {
-    suite_never_reading_client
-}
 @test "echo-kqueue: an idle server with a connected client does not spin" {
     suite_idle_no_spin
-}
-@test "echo-kqueue: out of fds with 100 clients waiting, it neither dies nor spins, and recovers" {
-    suite_fd_limit_no_spin
 }
 @test "echo-kqueue: strace shows epoll_wait() under kevent() and no system calls while idle" {
     [ "$(uname -s)" = Linux ] || skip "the Linux layer's system calls"
@@ -91,12 +69,6 @@ setup() {
 }
 @test "echo-kqueue: 30 clients that connect while the server is paused are all served" {
     suite_accepts_burst_while_paused
-}
-@test "echo-kqueue: after 300 clients came and went (a third of them reset), no fd is left behind" {
-    suite_no_fd_growth
-}
-@test "echo-kqueue: 2,000 idle connections held open, a new client is still served at once" {
-    suite_many_idle
 }
 @test "echo-kqueue: a ping-pong client stays fast while another floods" {
     suite_fair_under_flood

@@ -107,18 +107,6 @@ wait_eof() {
     suite_stop_clean
 }
 
-@test "lazy-timeout: binary data comes back intact" {
-    suite_binary_data
-}
-
-@test "lazy-timeout: a half-closed client gets every byte, then EOF" {
-    suite_half_close
-}
-
 @test "lazy-timeout: an idle server with a connected client does not spin" {
     suite_idle_no_spin
-}
-
-@test "lazy-timeout: SIGTERM with clients connected exits 0" {
-    suite_sigterm_with_clients
 }

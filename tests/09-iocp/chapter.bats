@@ -117,29 +117,16 @@ $out"
     assert_failure 2
 }
 
-# ---- echo-iocp: the shared echo suite (stopped with SIGINT, see wine.bash) ---
+# ---- echo-iocp --------------------------------------------------------------
+#
+# The shared echo suite's cases (binary data, 16 MiB, 200 clients, resets,
+# half-close, never-reading client, idle connections, SIGINT) run from
+# suite-echo-iocp.bats, generated from tests/suite/servers.txt by make suite,
+# under Wine like these. What follows is echo-iocp's own.
 
-@test "echo-iocp: binary data comes back intact" {
-    suite_binary_data
-}
-@test "echo-iocp: 50 clients at once all get their bytes back" {
-    suite_many_clients
-}
-@test "echo-iocp: clients that reset do not take the server down" {
-    suite_resets
-}
-@test "echo-iocp: a half-closed client gets every byte, then EOF" {
-    suite_half_close
-}
-@test "echo-iocp: a 16 MiB payload comes back intact" {
-    suite_large_payload
-}
 @test "echo-iocp: SIGINT (Ctrl-C under Wine) with clients connected exits 0, every connection freed" {
     suite_sigterm_with_clients
     require_all_freed
-}
-@test "echo-iocp: the faults shim does not apply (it wraps libc, not Win32 under Wine)" {
-    skip "LD_PRELOAD reaches Wine's own Unix calls, not the program's Win32 ones; short sends are injected with FAULTS_SHORT_SEND instead (next test)"
 }
 
 @test "echo-iocp: sends that complete short are resubmitted, and every byte arrives" {
@@ -205,9 +192,6 @@ serve_with_workers() {
 
 @test "echo-iocp: client B is served while client A is connected and idle" {
     suite_serves_while_idle
-}
-@test "echo-iocp: a client that never reads does not grow server memory, others are served" {
-    suite_never_reading_client
 }
 @test "echo-iocp: an idle server with a connected client does not spin" {
     suite_idle_no_spin

@@ -59,10 +59,6 @@ $(cat "$SERVER_ERR")"
     [ "${n:-0}" -gt 0 ] || fail "no short send was counted as resubmitted; stderr: $(cat "$SERVER_ERR")"
 }
 
-@test "iocp-dispatch: a half-closed client gets every byte, then EOF" {
-    suite_half_close
-}
-
 @test "iocp-dispatch: 50 clients at once, then 20 connections of 100 messages each, all echoed" {
     local i pids=() failed=0
     suite_start
@@ -81,10 +77,6 @@ $(cat "$SERVER_ERR")"
     assert_success
     assert_output --partial "errors 0"
     suite_stop_clean
-}
-
-@test "iocp-dispatch: clients that reset do not take the server down" {
-    suite_resets
 }
 
 @test "iocp-dispatch: SIGINT with clients connected exits 0, and every connection is freed" {

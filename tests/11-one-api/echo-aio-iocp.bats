@@ -87,24 +87,8 @@ $output"
     suite_many_idle 1000
     require_all_freed
 }
-@test "echo-aio.exe (iocp): binary data comes back intact" {
-    suite_binary_data
-    require_all_freed
-}
-@test "echo-aio.exe (iocp): 50 clients at once all get their bytes back" {
-    suite_many_clients
-    require_all_freed
-}
 @test "echo-aio.exe (iocp): with a pool of one buffer (AIO_BUFS=1), 50 clients at once all get their bytes back" {
     AIO_BUFS=1 suite_many_clients
-    require_all_freed
-}
-@test "echo-aio.exe (iocp): a half-closed client gets every byte, then EOF" {
-    suite_half_close
-    require_all_freed
-}
-@test "echo-aio.exe (iocp): a 16 MiB payload comes back intact" {
-    suite_large_payload
     require_all_freed
 }
 @test "echo-aio.exe (iocp): SIGINT (Ctrl-C) with clients connected cancels every op and exits 0, all freed" {

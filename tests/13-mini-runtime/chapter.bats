@@ -66,33 +66,14 @@ value() {
     refute_output --partial "listening on"
 }
 
-# echo-uv, the libuv reference of the benchmark: a server like any other.
+# echo-uv, the libuv reference of the benchmark: a server like any other
+# (the shared echo suite runs from suite-echo-uv.bats).
 uv_setup() {
     [ -x "$BUILD/chapters/$CHAPTER/echo-uv" ] ||
         skip "echo-uv is not built: libuv1-dev is not installed (make deps)"
     SERVER_CMD=("$BUILD/chapters/$CHAPTER/echo-uv")
 }
 
-@test "echo-uv (libuv reference): binary data comes back intact" {
-    uv_setup
-    suite_binary_data
-}
-@test "echo-uv (libuv reference): 50 clients at once all get their bytes back" {
-    uv_setup
-    suite_many_clients
-}
-@test "echo-uv (libuv reference): a half-closed client gets every byte, then EOF" {
-    uv_setup
-    suite_half_close
-}
-@test "echo-uv (libuv reference): SIGTERM with clients connected exits 0" {
-    uv_setup
-    suite_sigterm_with_clients
-}
-@test "echo-uv (libuv reference): a 16 MiB payload comes back intact (the uv_try_write remainder path)" {
-    uv_setup
-    suite_large_payload
-}
 @test "echo-uv (libuv reference): 2,000 idle connections, then SIGTERM just after they all close exits 0" {
     uv_setup
     suite_many_idle 2000

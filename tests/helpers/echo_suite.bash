@@ -793,6 +793,7 @@ suite_case() {
 #   readiness  the same plus EAGAIN, and the shim must really have injected it
 #   edge       no fake EAGAIN (see suite_under_faults_no_eagain)
 #   uring      the shim sees none of the bytes (see suite_shim_is_blind)
+#   win32      a Windows program under Wine: the shim cannot reach it (skip)
 suite_faults_for() {
     case "$1" in
     blocking) suite_under_faults ;;
@@ -804,6 +805,18 @@ suite_faults_for() {
         ;;
     edge) suite_under_faults_no_eagain ;;
     uring) suite_shim_is_blind ;;
+    win32) skip "LD_PRELOAD reaches Wine's own Unix calls, not the program's Win32 ones (the chapter's own tests inject short sends another way)" ;;
     *) fail "suite_faults_for: unknown kind '$1'" ;;
     esac
+}
+
+# suite_probe_or_skip COMMAND...: run a program's probe (aio-test probe,
+# rt-test probe, with the backend in the environment); when it exits 77
+# (io_uring refused here, by a sysctl or a seccomp filter), skip the test
+# with what it printed.
+suite_probe_or_skip() {
+    local out status=0
+    out=$(timeout 10 "$@" 2>&1) || status=$?
+    [ "$status" -ne 77 ] || skip "$out"
+    [ "$status" -eq 0 ] || fail "$* : expected exit 0 or 77, got $status: $out"
 }
