@@ -65,7 +65,7 @@ $drift"
     mkdir -p "$t/01-demo"
     ln -s "$TOP/tests/helpers" "$t/helpers"
     sed -e 's/@NAME@/demo/g; s/@PROGRAM@/true/; s/@KIND@/blocking/; s/@FAULTS_TITLE@/faults/; s/@LONG@//' \
-        -e '/@LOADS@/d; /@SETUP@/d; s/@COMMAND@/true/' \
+        -e '/@LOADS@/d; /@FILE_HOOKS@/d; /@SETUP@/d; s/@COMMAND@/true/' \
         -e 's/^@SKIPS@$/binary: a reason worth reading/' \
         "$TOP/tests/suite/cases.bats.in" >"$t/01-demo/suite-demo.bats"
     run bats --tap --filter 'binary data' "$t/01-demo/suite-demo.bats"
@@ -100,6 +100,17 @@ $drift"
     run "$fx/common/mk/gen-suite.sh"
     assert_success
     grep -q 'SERVER_CMD=("$(chapter_bin demo)" -x 1)' "$fx/tests/01-demo/suite-demo.bats"
+    # a Windows program runs under Wine, set up as chapter 09 does, with no faults file
+    printf 'demo 01-demo win32 chapter:demo.exe -w 2\n' >"$fx/tests/suite/servers.txt"
+    run "$fx/common/mk/gen-suite.sh"
+    assert_success
+    run cat "$fx/tests/01-demo/suite-demo.bats"
+    assert_line 'load ../helpers/wine'
+    assert_line 'setup_file() { wine_setup_file; }'
+    assert_line 'teardown_file() { wine_teardown_file; }'
+    assert_line '    SERVER_CMD=("$WINE" "$(chapter_bin demo.exe)" -w 2)'
+    assert_line '    wine_require'
+    [ ! -e "$fx/tests/01-demo/suite-demo.faults.bats" ] || fail "a faults file for a Windows program"
     printf '# nobody\n' >"$fx/tests/suite/servers.txt"
     run "$fx/common/mk/gen-suite.sh"
     assert_success
