@@ -3,6 +3,7 @@
 # Variables: CH=03 (one chapter), EX=03-nonblocking/poll-echo (one exercise),
 # IMPL=solutions|exercises, FILTER=regex (passed to bats --filter),
 # SAN=address,undefined | SAN=thread (sanitizer build in its own folder),
+# VALGRIND=1 (make test: every server under valgrind's memcheck),
 # WERROR=1, V=1 (show commands), BENCH=quick|full (make bench).
 
 include common/mk/config.mk
@@ -26,7 +27,7 @@ help: ## list every target
 	    awk -F'\t' '{ printf "  make %-11s %s\n", $$1, $$2 }'
 	@echo
 	@echo "variables: CH=03  EX=03-nonblocking/poll-echo  IMPL=solutions|exercises  FILTER=regex"
-	@echo "           SAN=address,undefined | SAN=thread  WERROR=1  V=1  BENCH=quick|full"
+	@echo "           SAN=address,undefined | SAN=thread  VALGRIND=1  WERROR=1  V=1  BENCH=quick|full"
 
 all: $(BUILD_DIRS) ## build every chapter, solution and exercise into build/
 

@@ -14,7 +14,8 @@
 #
 # Environment: COURSE_TESTS (a folder holding tests/ instead of the repository), BUILD (which build to test; the Makefile sets it, SAN builds
 # included), IMPL (solutions by default: exercise tests run against the
-# reference), FILTER (passed to bats --filter).
+# reference), FILTER (passed to bats --filter), VALGRIND=1 (every server
+# under valgrind's memcheck; an error or a leak fails the test).
 #
 # The last line is always "tests: N passed, N failed, N skipped"; the exit
 # status is non-zero when anything failed, including a test file that bats
@@ -30,6 +31,20 @@ export IMPL="${IMPL:-solutions}"
 ch="${1:-}"
 
 command -v bats >/dev/null || { echo "bats is not installed: run 'make deps' (or sudo make setup)" >&2; exit 1; }
+
+# VALGRIND=1: every server a test starts runs under valgrind's memcheck
+# (tests/helpers/common.bash). Not with a sanitizer build: valgrind cannot
+# run ASan or TSan programs.
+if [ "${VALGRIND:-0}" = 1 ]; then
+    case "$BUILD" in
+    */san-*) echo "VALGRIND=1 and SAN=... together: valgrind cannot run sanitized programs; pick one" >&2; exit 2 ;;
+    esac
+    command -v valgrind >/dev/null || { echo "VALGRIND=1: valgrind is not installed (make deps)" >&2; exit 2; }
+    export VALGRIND
+elif [ -n "${VALGRIND:-}" ] && [ "$VALGRIND" != 0 ]; then
+    echo "VALGRIND=$VALGRIND: 1 or 0" >&2
+    exit 2
+fi
 
 dirs=()
 only="*" # which files of each folder
@@ -148,6 +163,6 @@ if [ ${#failed_names[@]} -gt 0 ]; then
     printf '  %s\n' "${failed_names[@]}"
 fi
 echo
-echo "($(basename "$BUILD") build, IMPL=$IMPL, ${elapsed}s)"
+echo "($(basename "$BUILD") build, IMPL=$IMPL${VALGRIND:+, VALGRIND=$VALGRIND}, ${elapsed}s)"
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -27,6 +27,10 @@
 #   wait_blocked_in CALL      wait until the server sleeps inside CALL
 #   cpu_ticks PID, rss_kb PID, written_bytes PID   from /proc
 #
+# With VALGRIND=1 (make test VALGRIND=1), server_start runs the course's
+# own programs under valgrind's memcheck, and server_stop fails the test
+# when valgrind found an error or a leak (see "VALGRIND=1" below).
+#
 # Every process started with server_start is killed and reaped in teardown,
 # even when a test fails half-way. Tests that define their own teardown()
 # must call course_teardown from it.
@@ -126,13 +130,18 @@ server_start() {
     _course_srv_n=$((_course_srv_n + 1))
     SERVER_OUT="$BATS_TEST_TMPDIR/server$_course_srv_n.out"
     SERVER_ERR="$BATS_TEST_TMPDIR/server$_course_srv_n.err"
+    SERVER_VALGRIND_LOG=""
     : >"$SERVER_OUT"
+    local cmd=("$@") i tries=200
+    if course_valgrind; then
+        _course_valgrind_wrap cmd
+        tries=600 # valgrind takes a second or more to start a program
+    fi
     # 3>&- : bats waits for fd 3 to close; a server holding it would hang the run.
-    "$@" >"$SERVER_OUT" 2>"$SERVER_ERR" 3>&- &
+    "${cmd[@]}" >"$SERVER_OUT" 2>"$SERVER_ERR" 3>&- &
     SERVER_PID=$!
     _course_pids+=("$SERVER_PID")
-    local i
-    for ((i = 0; i < 200; i++)); do
+    for ((i = 0; i < tries; i++)); do
         if grep -q '^listening on ' "$SERVER_OUT" 2>/dev/null; then
             PORT=$(sed -n 's/^listening on [0-9.]*:\([0-9]*\)$/\1/p' "$SERVER_OUT" | head -n 1)
             [ -n "$PORT" ] || fail "bad listening line: $(head -n 1 "$SERVER_OUT")"
@@ -142,13 +151,13 @@ server_start() {
             wait "$SERVER_PID"
             SERVER_STATUS=$?
             course_note_exit "$SERVER_STATUS" "$*"
-            fail "server exited with status $SERVER_STATUS before listening: $*
+            fail "server exited with status $SERVER_STATUS before listening: ${cmd[*]}
 --- stderr ---
-$(cat "$SERVER_ERR")"
+$(cat "$SERVER_ERR")$(course_valgrind_log)"
         fi
         sleep 0.05
     done
-    fail "server printed no 'listening on' line within 10 s: $*"
+    fail "server printed no 'listening on' line within $((tries / 20)) s: ${cmd[*]}"
 }
 
 # server_alive: the server started last is still running.
@@ -160,20 +169,23 @@ server_alive() {
 # the exit; sets SERVER_STATUS. A server that does not exit is killed and the
 # test fails: a clean shutdown is part of every server's contract.
 server_stop() {
-    local sig="${1:-TERM}" i
+    local sig="${1:-TERM}" i tries=200
+    course_valgrind && tries=600 # and the leak check at exit takes time
     kill -"$sig" "$SERVER_PID" 2>/dev/null || true
-    for ((i = 0; i < 200; i++)); do
+    for ((i = 0; i < tries; i++)); do
         kill -0 "$SERVER_PID" 2>/dev/null || break
         sleep 0.05
     done
     if kill -0 "$SERVER_PID" 2>/dev/null; then
         kill -9 "$SERVER_PID" 2>/dev/null
         wait "$SERVER_PID" 2>/dev/null
-        fail "server did not exit within 10 s of SIG$sig"
+        fail "server did not exit within $((tries / 20)) s of SIG$sig"
     fi
     SERVER_STATUS=0
     wait "$SERVER_PID" || SERVER_STATUS=$?
     course_note_exit "$SERVER_STATUS" "server"
+    [ "$SERVER_STATUS" -ne 97 ] || [ -z "$SERVER_VALGRIND_LOG" ] ||
+        fail "valgrind found errors in the server (exit status 97):$(course_valgrind_log)"
 }
 
 # course_note_exit STATUS WHAT: the course's own meta tests run exercises as
@@ -361,11 +373,68 @@ teardown() {
 
 # san_slowdown: how many times slower than the normal build the sanitized
 # build under test runs its servers, for the few bounds that are about time
-# (ThreadSanitizer checks every memory access; ASan and UBSan less).
+# (ThreadSanitizer checks every memory access; ASan and UBSan less;
+# valgrind translates every instruction).
 san_slowdown() {
+    if course_valgrind; then
+        echo 20
+        return
+    fi
     case "$BUILD" in
     */san-thread*) echo 5 ;;
     */san-*) echo 3 ;;
     *) echo 1 ;;
     esac
+}
+
+# ---- VALGRIND=1 ------------------------------------------------------------------
+#
+# make test VALGRIND=1 runs every course program that server_start starts
+# (the first word under $BUILD that is not a Windows .exe or a preloaded
+# .so) under valgrind's memcheck: --error-exitcode=97, full leak check,
+# definite and indirect leaks counted as errors, one log per server in the
+# test's folder. server_stop fails on status 97 and shows the log. Tests
+# whose figures valgrind changes skip with the reason (valgrind_skip):
+# strace would count valgrind's own system calls, and resident memory
+# includes its shadow memory. Time bounds are stretched (san_slowdown).
+
+course_valgrind() { [ "${VALGRIND:-0}" = 1 ]; }
+
+# valgrind_skip WHY: skip this test under VALGRIND=1, saying why.
+valgrind_skip() {
+    ! course_valgrind || skip "under VALGRIND=1: $1"
+}
+
+# course_valgrind_log: the server's valgrind log, for a failure message.
+course_valgrind_log() {
+    [ -n "${SERVER_VALGRIND_LOG:-}" ] && [ -s "$SERVER_VALGRIND_LOG" ] || return 0
+    printf '\n--- valgrind (%s) ---\n' "${SERVER_VALGRIND_LOG##*/}"
+    cat "$SERVER_VALGRIND_LOG"
+}
+
+# _course_valgrind_wrap ARRAY: put valgrind in front of the course program
+# in the command held by ARRAY (a name); leaves it alone when the test runs
+# valgrind itself, and skips a test that puts strace in front.
+_course_valgrind_wrap() {
+    local -n _vc="$1"
+    local i w
+    for w in "${_vc[@]}"; do
+        case "${w##*/}" in
+        valgrind) return 0 ;;
+        strace) valgrind_skip "strace would count valgrind's own system calls" ;;
+        esac
+    done
+    for i in "${!_vc[@]}"; do
+        w="${_vc[$i]}"
+        case "$w" in
+        *.exe | *.so) continue ;;
+        "$BUILD"/*) [ -f "$w" ] && [ -x "$w" ] || continue ;;
+        *) continue ;;
+        esac
+        SERVER_VALGRIND_LOG="$BATS_TEST_TMPDIR/valgrind$_course_srv_n.log"
+        _vc=("${_vc[@]:0:i}" valgrind --quiet --error-exitcode=97 --leak-check=full
+            --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect
+            --log-file="$SERVER_VALGRIND_LOG" "${_vc[@]:i}")
+        return 0
+    done
 }
