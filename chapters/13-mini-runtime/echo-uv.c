@@ -67,6 +67,11 @@ static void client_written(uv_write_t *req, int status)
     c->pending = NULL;
     if (status == 0)
         uv_read_start((uv_stream_t *)&c->tcp, client_alloc, client_read);
+    else if (!uv_is_closing((uv_handle_t *)&c->tcp))
+        /* A reset or a broken pipe: the client is gone. Reading is stopped
+         * while a write is queued, so nothing else would ever close it.
+         * (UV_ECANCELED: SIGTERM's walk is closing it already.) */
+        uv_close((uv_handle_t *)&c->tcp, client_free);
 }
 
 static void client_shut(uv_shutdown_t *req, int status)
@@ -144,8 +149,10 @@ static void close_any(uv_handle_t *h, void *arg)
     (void)arg;
     if (uv_is_closing(h))
         return;
-    /* The clients are the only handles allocated one by one. */
-    uv_close(h, h->data == NULL && h->type == UV_TCP ? client_free : NULL);
+    /* The clients are the only handles allocated one by one: TCP handles
+     * with no data (calloc). Test the type first: libuv never touches
+     * `data`, so the signal handles' is whatever their stack held. */
+    uv_close(h, h->type == UV_TCP && h->data == NULL ? client_free : NULL);
 }
 
 static void on_signal(uv_signal_t *sig, int signum)

@@ -17,7 +17,7 @@ END_OF_SKIPS
 
 setup() {
     SERVER_CMD=("$(chapter_bin echo-uv)")
-    [ -x "${SERVER_CMD[0]}" ] || skip "echo-uv is not built: libuv1-dev is not installed (make deps)"
+    [ -x "$BUILD/chapters/$CHAPTER/echo-uv" ] || skip "echo-uv is not built: libuv1-dev is not installed (make deps)"
 }
 
 @test "echo-uv: binary data with NUL bytes comes back intact" {

@@ -18,7 +18,7 @@ END_OF_SKIPS
 
 setup() {
     SERVER_CMD=(env $(faults_env FAULTS_SHORT_READ=30 FAULTS_SHORT_WRITE=50 FAULTS_EINTR=10 FAULTS_EAGAIN=10) "$(chapter_bin echo-uv)")
-    [ -x "${SERVER_CMD[0]}" ] || skip "echo-uv is not built: libuv1-dev is not installed (make deps)"
+    [ -x "$BUILD/chapters/$CHAPTER/echo-uv" ] || skip "echo-uv is not built: libuv1-dev is not installed (make deps)"
 }
 
 @test "echo-uv under faults: binary data with NUL bytes comes back intact" {
