@@ -16,8 +16,8 @@ teardown_file() { wine_teardown_file; }
 # The cases this server cannot pass by design, "CASE: reason" (servers.txt).
 suite_declared_skips() {
     cat <<'END_OF_SKIPS'
-fd_limit: under Wine a socket's descriptor lives in wineserver, another process with its own limit: ulimit -n 64 on the server limits nothing this case is about (it accepts 100 connections under it)
-no_fd_growth: under Wine a socket's descriptor lives in wineserver, another process: the server's /proc/PID/fd does not show its connections (22 fds with 0 or 5 clients connected)
+fd_limit: under Wine a socket's descriptor lives in wineserver, another process with its own limit: ulimit -n 64 on the server limits nothing this case is about (tests/09-iocp/chapter.bats holds 100 connections under it)
+no_fd_growth: under Wine a socket's descriptor lives in wineserver, another process: the server's /proc/PID/fd does not show its connections (tests/09-iocp/chapter.bats: 23 fds before and with 100 connections)
 END_OF_SKIPS
 }
 
