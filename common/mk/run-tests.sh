@@ -15,7 +15,9 @@
 # Environment: COURSE_TESTS (a folder holding tests/ instead of the repository), BUILD (which build to test; the Makefile sets it, SAN builds
 # included), IMPL (solutions by default: exercise tests run against the
 # reference), FILTER (passed to bats --filter), VALGRIND=1 (every server
-# under valgrind's memcheck; an error or a leak fails the test).
+# under valgrind's memcheck; an error or a leak fails the test), JOBS (test
+# files run at once; one per CPU by default, JOBS=1 runs them one by one with
+# the output live).
 #
 # The last line is always "tests: N passed, N failed, N skipped"; the exit
 # status is non-zero when anything failed, including a test file that bats
@@ -78,9 +80,9 @@ export BATS_TEST_TIMEOUT="${BATS_TEST_TIMEOUT:-300}"
 # hung test left spinning): it is named and killed, so it cannot slow down
 # or disturb the files after it, and the file counts as a failure.
 export COURSE_TEST_RUN="$$.$RANDOM"
-reap_leftovers() { # FILE
+reap_leftovers() { # FILE MARK
     local p pids=()
-    for p in $(env -u COURSE_TEST_RUN grep -lzsx "COURSE_TEST_RUN=$COURSE_TEST_RUN" /proc/[0-9]*/environ); do
+    for p in $(env -u COURSE_TEST_RUN grep -lzsx "COURSE_TEST_RUN=$2" /proc/[0-9]*/environ); do
         p=${p#/proc/}
         pids+=("${p%/environ}")
     done
@@ -94,56 +96,131 @@ reap_leftovers() { # FILE
 passed=0 failed=0 skipped=0
 failed_names=()
 start=$(date +%s)
-times="$(mktemp)" # "SECONDS FILE" and "MS FILE: TEST", for the slowest lists at the end
-trap 'rm -f "$times"' EXIT
+work="$(mktemp -d)" # per file: N.out (its TAP), N.status, N.left, N.secs (written last: done)
+times="$work/times" # "SECONDS FILE" and "MS FILE: TEST", for the slowest lists at the end
+: >"$times"
+trap 'rm -rf "$work"' EXIT
 
 # is_long FILE: the file is marked "# test-long:" near its top.
 is_long() { head -n 20 "$1" | grep -q '^# test-long:'; }
-left_out=()
+# is_serial FILE: the file runs alone: it is marked "# test-serial: WHY"
+# near its top (it measures time that a second file beside it would skew),
+# it runs Windows programs (the Wine files share one prefix, whose
+# wineserver each stops when it is done), or it is a meta test (they build
+# and run the course itself).
+is_serial() {
+    [[ "$1" == tests/meta/* ]] || head -n 20 "$1" | grep -q '^# test-serial:' ||
+        grep -q '^load \.\./helpers/wine' "$1"
+}
 
+# JOBS: how many test files run at once (default: one per CPU). Each file
+# still runs its own tests one after another, and its output is shown whole,
+# in the usual order, once it is done; files marked serial run alone.
+JOBS="${JOBS:-$(nproc 2>/dev/null || echo 1)}"
+case "$JOBS" in
+'' | *[!0-9]* | 0) echo "JOBS=$JOBS: a number of test files to run at once, 1 or more" >&2; exit 2 ;;
+esac
+
+files=()
+left_out=()
 for d in "${dirs[@]}"; do
-    files=()
-    [ -f "$d/chapter.bats" ] && files+=("$d/chapter.bats")
+    list=()
+    [ -f "$d/chapter.bats" ] && list+=("$d/chapter.bats")
     for f in "$d"/*.bats; do
-        [ -f "$f" ] && [ "$f" != "$d/chapter.bats" ] && files+=("$f")
+        [ -f "$f" ] && [ "$f" != "$d/chapter.bats" ] && list+=("$f")
     done
-    for f in "${files[@]}"; do
+    for f in "${list[@]}"; do
         # shellcheck disable=SC2053 # $only is a pattern
         [[ "${f##*/}" == $only ]] || continue
         if is_long "$f" && [ "${LONG:-0}" != 1 ]; then
             left_out+=("$f")
-            continue
-        elif ! is_long "$f" && [ "${LONG:-0}" = 1 ]; then
-            continue
+        elif is_long "$f" || [ "${LONG:-0}" != 1 ]; then
+            files+=("$f")
         fi
-        echo "== $f"
-        out="$(mktemp)"
-        t0=$(date +%s)
-        bats --tap --timing "${filter[@]}" "$f" 2>&1 | tee "$out"
-        status=${PIPESTATUS[0]}
-        if ! reap_leftovers "$f"; then
-            failed=$((failed + 1))
-            failed_names+=("$f: left processes running after its tests")
-        fi
-        echo "$(($(date +%s) - t0)) $f" >>"$times"
-        sed -n "s|^ok [0-9]* \(.*\) in \([0-9]*\)ms\$|\2 $f: \1|p" "$out" >>"$times"
-        p=$(grep -Ec '^ok [0-9]+ ' "$out" || true)
-        s=$(grep -Ec '^ok [0-9]+ .*# skip' "$out" || true)
-        n=$(grep -Ec '^not ok [0-9]+ ' "$out" || true)
-        while IFS= read -r line; do
-            failed_names+=("$f: ${line#not ok }")
-        done < <(grep -E '^not ok [0-9]+ ' "$out" || true)
-        passed=$((passed + p - s))
-        skipped=$((skipped + s))
-        failed=$((failed + n))
-        if [ "$status" -ne 0 ] && [ "$n" -eq 0 ]; then
-            # bats itself failed (syntax error, a setup_file that broke...).
-            failed=$((failed + 1))
-            failed_names+=("$f: bats exited with status $status without a failing test")
-        fi
-        rm -f "$out"
     done
 done
+
+# run_file N FILE [live]: run one file's tests, with its own mark (so the
+# leftovers of one file are not blamed on another running beside it).
+# "live" also copies the TAP to the terminal as it comes.
+run_file() {
+    local i="$1" f="$2" t0
+    t0=$(date +%s)
+    if [ "${3:-}" = live ]; then
+        COURSE_TEST_RUN="$COURSE_TEST_RUN.$i" bats --tap --timing "${filter[@]}" "$f" 2>&1 | tee "$work/$i.out"
+        echo "${PIPESTATUS[0]}" >"$work/$i.status"
+    else
+        COURSE_TEST_RUN="$COURSE_TEST_RUN.$i" bats --tap --timing "${filter[@]}" "$f" >"$work/$i.out" 2>&1
+        echo "$?" >"$work/$i.status"
+    fi
+    reap_leftovers "$f" "$COURSE_TEST_RUN.$i" >"$work/$i.left"
+    echo "$(($(date +%s) - t0))" >"$work/$i.secs"
+}
+
+# report N FILE [live]: print a finished file's output (unless it was shown
+# live) and add its results to the totals.
+report() {
+    local i="$1" f="$2" out="$work/$1.out" status p s n line
+    if [ "${3:-}" != live ]; then
+        echo "== $f"
+        cat "$out"
+    fi
+    status=$(cat "$work/$i.status")
+    if [ -s "$work/$i.left" ]; then
+        cat "$work/$i.left"
+        failed=$((failed + 1))
+        failed_names+=("$f: left processes running after its tests")
+    fi
+    echo "$(cat "$work/$i.secs") $f" >>"$times"
+    sed -n "s|^ok [0-9]* \(.*\) in \([0-9]*\)ms\$|\2 $f: \1|p" "$out" >>"$times"
+    p=$(grep -Ec '^ok [0-9]+ ' "$out" || true)
+    s=$(grep -Ec '^ok [0-9]+ .*# skip' "$out" || true)
+    n=$(grep -Ec '^not ok [0-9]+ ' "$out" || true)
+    while IFS= read -r line; do
+        failed_names+=("$f: ${line#not ok }")
+    done < <(grep -E '^not ok [0-9]+ ' "$out" || true)
+    passed=$((passed + p - s))
+    skipped=$((skipped + s))
+    failed=$((failed + n))
+    if [ "$status" -ne 0 ] && [ "$n" -eq 0 ]; then
+        # bats itself failed (syntax error, a setup_file that broke...).
+        failed=$((failed + 1))
+        failed_names+=("$f: bats exited with status $status without a failing test")
+    fi
+}
+
+# Files run in order, up to JOBS at once; their outputs are printed in that
+# order as soon as every file before them is done.
+shown=0    # files reported so far
+launched=0 # files started so far
+show_done() {
+    while [ "$shown" -lt "$launched" ] && [ -f "$work/$shown.secs" ]; do
+        report "$shown" "${files[$shown]}"
+        shown=$((shown + 1))
+    done
+}
+for f in "${files[@]}"; do
+    i=$launched
+    if [ "$JOBS" -eq 1 ] || is_serial "$f"; then
+        wait
+        show_done
+        echo "== $f"
+        launched=$((launched + 1))
+        run_file "$i" "$f" live
+        report "$i" "$f" live
+        shown=$((shown + 1))
+        continue
+    fi
+    while [ "$(jobs -pr | wc -l)" -ge "$JOBS" ]; do
+        wait -n
+        show_done
+    done
+    run_file "$i" "$f" &
+    launched=$((launched + 1))
+    show_done
+done
+wait
+show_done
 
 elapsed=$(($(date +%s) - start))
 if [ ${#left_out[@]} -gt 0 ]; then

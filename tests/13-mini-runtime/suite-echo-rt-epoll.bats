@@ -21,55 +21,55 @@ setup() {
 
 @test "echo-rt-epoll: binary data with NUL bytes comes back intact" {
     suite_case binary
-    suite_binary_data
+    untraced suite_binary_data
 }
 
 @test "echo-rt-epoll: 16 MiB come back intact while the client reads concurrently" {
     suite_case large
-    suite_large_payload
+    untraced suite_large_payload
 }
 
 @test "echo-rt-epoll: 200 concurrent clients with random message sizes all get their bytes back" {
     suite_case many_clients
-    suite_many_clients 200
+    untraced suite_many_clients 200
 }
 
 @test "echo-rt-epoll: a half-closed client gets every byte, then EOF" {
     suite_case half_close
-    suite_half_close
+    untraced suite_half_close
 }
 
 @test "echo-rt-epoll: 100 clients that reset mid-echo do not take the server down" {
     suite_case resets
-    suite_resets 100
+    untraced suite_resets 100
 }
 
 @test "echo-rt-epoll: a client that never reads does not grow server memory, and others are served" {
     suite_case never_reading
-    suite_never_reading_client
+    untraced suite_never_reading_client
 }
 
 @test "echo-rt-epoll: under ulimit -n 64, 100 connection attempts: no crash, no busy loop, and it serves again afterwards" {
     suite_case fd_limit
-    suite_fd_limit_no_spin
+    untraced suite_fd_limit_no_spin
 }
 
 @test "echo-rt-epoll: after 300 connect/close cycles (a third of them resets) no fd is left behind" {
     suite_case no_fd_growth
-    suite_no_fd_growth 300
+    untraced suite_no_fd_growth 300
 }
 
 @test "echo-rt-epoll: 2,000 idle connections held open, and a new client is still served at once" {
     suite_case many_idle
-    suite_many_idle 2000
+    untraced suite_many_idle 2000
 }
 
 @test "echo-rt-epoll: SIGTERM with clients connected exits 0" {
     suite_case sigterm
-    suite_sigterm_with_clients
+    untraced suite_sigterm_with_clients
 }
 
 @test "echo-rt-epoll: every byte survives short reads and writes, EINTR and EAGAIN (faults shim)" {
     suite_case faults
-    suite_faults_for readiness
+    untraced suite_faults_for readiness
 }
