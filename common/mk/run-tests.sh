@@ -16,7 +16,7 @@
 # included), IMPL (solutions by default: exercise tests run against the
 # reference), FILTER (passed to bats --filter), VALGRIND=1 (every server
 # under valgrind's memcheck; an error or a leak fails the test), JOBS (test
-# files run at once; one per CPU by default, JOBS=1 runs them one by one with
+# files run at once; two per CPU by default, JOBS=1 runs them one by one with
 # the output live).
 #
 # The last line is always "tests: N passed, N failed, N skipped"; the exit
@@ -104,19 +104,20 @@ trap 'rm -rf "$work"' EXIT
 # is_long FILE: the file is marked "# test-long:" near its top.
 is_long() { head -n 20 "$1" | grep -q '^# test-long:'; }
 # is_serial FILE: the file runs alone: it is marked "# test-serial: WHY"
-# near its top (it measures time that a second file beside it would skew),
-# it runs Windows programs (the Wine files share one prefix, whose
-# wineserver each stops when it is done), or it is a meta test (they build
-# and run the course itself).
-is_serial() {
-    [[ "$1" == tests/meta/* ]] || head -n 20 "$1" | grep -q '^# test-serial:' ||
-        grep -q '^load \.\./helpers/wine' "$1"
-}
+# near its top (it measures something a file beside it would skew), or it
+# is a meta test (they build and run the course itself).
+is_serial() { [[ "$1" == tests/meta/* ]] || head -n 20 "$1" | grep -q '^# test-serial:'; }
+# is_wine FILE: the file runs Windows programs. The Wine files share one
+# prefix, whose wineserver each stops when it is done: they run one after
+# another, beside the other files.
+is_wine() { grep -q '^load \.\./helpers/wine' "$1"; }
 
-# JOBS: how many test files run at once (default: one per CPU). Each file
-# still runs its own tests one after another, and its output is shown whole,
-# in the usual order, once it is done; files marked serial run alone.
-JOBS="${JOBS:-$(nproc 2>/dev/null || echo 1)}"
+# JOBS: how many test files run at once. Each file still runs its own tests
+# one after another, and its output is shown whole, in the usual order, once
+# it is done. Most of a test's time is spent waiting (for a server, a
+# timeout, an idle period being measured), so the default is two files per
+# CPU. JOBS=1 runs them one by one with the output live.
+JOBS="${JOBS:-$(($(nproc 2>/dev/null || echo 1) * 2))}"
 case "$JOBS" in
 '' | *[!0-9]* | 0) echo "JOBS=$JOBS: a number of test files to run at once, 1 or more" >&2; exit 2 ;;
 esac
@@ -193,6 +194,7 @@ report() {
 # order as soon as every file before them is done.
 shown=0    # files reported so far
 launched=0 # files started so far
+wine_pid="" # the Wine file running, if any
 show_done() {
     while [ "$shown" -lt "$launched" ] && [ -f "$work/$shown.secs" ]; do
         report "$shown" "${files[$shown]}"
@@ -211,11 +213,16 @@ for f in "${files[@]}"; do
         shown=$((shown + 1))
         continue
     fi
+    if is_wine "$f" && [ -n "$wine_pid" ]; then
+        wait "$wine_pid"
+        show_done
+    fi
     while [ "$(jobs -pr | wc -l)" -ge "$JOBS" ]; do
         wait -n
         show_done
     done
     run_file "$i" "$f" &
+    is_wine "$f" && wine_pid=$!
     launched=$((launched + 1))
     show_done
 done

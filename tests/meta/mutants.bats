@@ -102,23 +102,35 @@ run_mutant() {
     return 1
 }
 
+# Mutants run JOBS at a time (one per CPU by default): each has its own
+# scratch copy, build and Wine prefix. Their results are printed in order.
 @test "every mutant in tests/meta/mutants/ is caught by the tests it names" {
-    local p survivors=0 n=0 t0
+    local p name s secs survivors=0 n=0 jobs="${JOBS:-$(nproc 2>/dev/null || echo 1)}" res="$BATS_TEST_TMPDIR/results" names=()
+    mkdir -p "$res"
     for p in "$BATS_TEST_DIRNAME"/mutants/*.patch; do
         [ -f "$p" ] || continue
+        name="$(basename "$p" .patch)"
         # MUTANT=NAME[,NAME...]: only those (after moving a test that kills them)
-        [ -z "${MUTANT:-}" ] || [[ ",$MUTANT," == *",$(basename "$p" .patch),"* ]] || continue
-        n=$((n + 1))
-        t0=$SECONDS
-        if run_mutant "$p" >"$BATS_TEST_TMPDIR/result"; then
-            echo "# $(cat "$BATS_TEST_TMPDIR/result") ($((SECONDS - t0)) s)" >&3
-        else
-            echo "# $(cat "$BATS_TEST_TMPDIR/result") ($((SECONDS - t0)) s)" >&3
-            cat "$BATS_TEST_TMPDIR/result" >&2
+        [ -z "${MUTANT:-}" ] || [[ ",$MUTANT," == *",$name,"* ]] || continue
+        names+=("$name")
+        while [ "$(jobs -pr | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+        (
+            t0=$SECONDS
+            if run_mutant "$p" >"$res/$name.out" 2>&1; then s=killed; else s=survived; fi
+            echo "$s $((SECONDS - t0))" >"$res/$name.status"
+        ) 3>&- &
+    done
+    wait
+    n=${#names[@]}
+    [ "$n" -gt 0 ] || skip "no mutants${MUTANT:+ named $MUTANT}"
+    for name in "${names[@]}"; do
+        read -r s secs <"$res/$name.status" || { s=survived secs=?; echo "$name: the runner left no result" >"$res/$name.out"; }
+        echo "# $(cat "$res/$name.out") ($secs s)" >&3
+        if [ "$s" != killed ]; then
+            cat "$res/$name.out" >&2
             survivors=$((survivors + 1))
         fi
     done
-    [ "$n" -gt 0 ] || skip "no mutants${MUTANT:+ named $MUTANT}"
     [ "$survivors" -eq 0 ] || fail "$survivors of $n mutants survived (see above)"
 }
 
