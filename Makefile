@@ -3,7 +3,8 @@
 # Variables: CH=03 (one chapter), EX=03-nonblocking/poll-echo (one exercise),
 # IMPL=solutions|exercises, FILTER=regex (passed to bats --filter),
 # SAN=address,undefined | SAN=thread (sanitizer build in its own folder),
-# VALGRIND=1 (make test: every server under valgrind's memcheck),
+# VALGRIND=1 (make test: every server under valgrind's memcheck), JOBS=N (test files
+# run at once; two per CPU by default),
 # WERROR=1, V=1 (show commands), BENCH=quick|full (make bench).
 
 include common/mk/config.mk
@@ -14,6 +15,16 @@ EXERCISE_DIRS := $(patsubst %/Makefile,%,$(sort $(wildcard exercises/[0-9][0-9]-
 BUILD_DIRS    := $(CHAPTER_DIRS) $(SOLUTION_DIRS) $(EXERCISE_DIRS)
 
 SCRIPTS := common/mk
+
+# The build folders are independent: build them one job per CPU unless -j
+# was given (make -j1 builds one thing at a time). The scripts below get a
+# clean MAKEFLAGS: a make they run themselves (make ex builds the exercise,
+# a test builds a scratch copy) has no share in this make's jobs; the
+# variables given on the command line reach them through the environment.
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+endif
+RUN := env -u MAKEFLAGS -u MFLAGS
 
 .DEFAULT_GOAL := all
 .PHONY: all help setup deps doctor test test-long ex hint progress exercises suite snippets book bench bench-check \
@@ -27,7 +38,7 @@ help: ## list every target
 	    awk -F'\t' '{ printf "  make %-11s %s\n", $$1, $$2 }'
 	@echo
 	@echo "variables: CH=03  EX=03-nonblocking/poll-echo  IMPL=solutions|exercises  FILTER=regex"
-	@echo "           SAN=address,undefined | SAN=thread  VALGRIND=1  WERROR=1  V=1  BENCH=quick|full"
+	@echo "           SAN=address,undefined | SAN=thread  VALGRIND=1  JOBS=N  WERROR=1  V=1  BENCH=quick|full"
 
 all: $(BUILD_DIRS) ## build every chapter, solution and exercise into build/
 
@@ -47,49 +58,49 @@ setup: deps ## install missing system packages (sudo when not root), then build 
 	fi
 
 deps: ## install the system packages the course needs (apt, dnf or brew)
-	$(Q)$(SCRIPTS)/deps.sh
+	$(Q)$(RUN) $(SCRIPTS)/deps.sh
 
 doctor: ## report each dependency, the kernel, and whether io_uring is allowed here
-	$(Q)$(SCRIPTS)/doctor.sh
+	$(Q)$(RUN) $(SCRIPTS)/doctor.sh
 
 test: all ## run every chapter's tests (CH=03 for one chapter, CH=suite for every echo server's shared suite, FILTER= for bats --filter)
-	$(Q)$(SCRIPTS)/run-tests.sh $(CH)
+	$(Q)$(RUN) $(SCRIPTS)/run-tests.sh $(CH)
 
-test-long: all ## the long tests make test leaves out (the mutants, the echo suite under the faults shim: about 20 minutes)
-	$(Q)LONG=1 $(SCRIPTS)/run-tests.sh $(CH)
+test-long: all ## the long tests make test leaves out (mutants, the echo suite under the faults shim, the book and README checks)
+	$(Q)$(RUN) LONG=1 $(SCRIPTS)/run-tests.sh $(CH)
 
 ex: ## test your copy of an exercise: make ex EX=03-nonblocking/poll-echo [IMPL=solutions]
-	$(Q)$(SCRIPTS)/ex.sh "$(EX)" "$(or $(IMPL),exercises)"
+	$(Q)$(RUN) $(SCRIPTS)/ex.sh "$(EX)" "$(or $(IMPL),exercises)"
 
 hint: ## show the next hint for an exercise: make hint EX=03-nonblocking/poll-echo
-	$(Q)$(SCRIPTS)/hint.sh "$(EX)"
+	$(Q)$(RUN) $(SCRIPTS)/hint.sh "$(EX)"
 
 progress: ## table of every exercise (done / failing / not started) and the next one
-	$(Q)$(SCRIPTS)/progress.sh
+	$(Q)$(RUN) $(SCRIPTS)/progress.sh
 
 exercises: ## regenerate exercises/ from solutions/
-	$(Q)$(SCRIPTS)/gen-exercises.sh solutions exercises
+	$(Q)$(RUN) $(SCRIPTS)/gen-exercises.sh solutions exercises
 
 suite: ## regenerate tests/NN-slug/suite-*.bats (the shared echo suite) from tests/suite/
-	$(Q)$(SCRIPTS)/gen-suite.sh
+	$(Q)$(RUN) $(SCRIPTS)/gen-suite.sh
 
 snippets: ## rewrite the code excerpts in the READMEs from the source files
-	$(Q)$(SCRIPTS)/snippets.sh --fix
+	$(Q)$(RUN) $(SCRIPTS)/snippets.sh --fix
 
 book: ## the book, HTML and EPUB, from the READMEs into build/book/ (pandoc, graphviz)
-	$(Q)$(SCRIPTS)/book.sh
+	$(Q)$(RUN) $(SCRIPTS)/book.sh
 
 bench: ## every echo server side by side, into build/bench/ (chapter 14; BENCH=full: the long run)
-	$(Q)BENCH=$(or $(BENCH),quick) chapters/14-c10k/bench.sh
+	$(Q)$(RUN) BENCH=$(or $(BENCH),quick) chapters/14-c10k/bench.sh
 
 bench-check: ## compare the last make bench with chapter 14's baseline (ratios between servers)
-	$(Q)chapters/14-c10k/bench-check.sh
+	$(Q)$(RUN) chapters/14-c10k/bench-check.sh
 
 lint: ## clang-format check and cppcheck over every C file
-	$(Q)$(SCRIPTS)/lint.sh
+	$(Q)$(RUN) $(SCRIPTS)/lint.sh
 
 format: ## reformat every C file in place with clang-format
-	$(Q)$(SCRIPTS)/lint.sh --fix
+	$(Q)$(RUN) $(SCRIPTS)/lint.sh --fix
 
 clean: ## remove build/ (every build, sanitizer ones included)
 	rm -rf build

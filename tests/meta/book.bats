@@ -1,3 +1,4 @@
+# test-long: builds the whole book (pandoc) and renders it in a headless browser (about 45 s)
 # The book: `make book` turns the chapter READMEs and book/*.md into HTML
 # pages and an EPUB (build/book/), and a real browser renders them. Every
 # link and image must resolve, every page must have its tables of contents,

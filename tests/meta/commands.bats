@@ -1,3 +1,4 @@
+# test-long: runs every marked README command in a scratch copy of the course (about 35 s)
 # Commands that work as written: every command block a README marks runnable
 # (<!-- run --> on the line before its fence) is run by common/mk/commands.sh
 # from a scratch copy of the repository root, against the built tree ($BUILD),

@@ -1,3 +1,4 @@
+# test-long: regenerates every exercise and runs each one's tests untouched (about 30 s)
 # The exercise machinery: exercises/ is generated from solutions/ and must not
 # drift; the generator must do exactly what DESIGN §4 says; and every exercise,
 # as shipped, must fail its tests for the right reason: the program stopped
