@@ -119,19 +119,6 @@ basic() {
 
 # ---- bench.sh ----------------------------------------------------------------------------
 
-@test "bench.sh -q: every server of the comparison echoes with no errors, one row each" {
-    case "$BUILD" in */san-*) skip "bench.sh measures the normal build" ;; esac
-    basic
-    run timeout 120 "$TOP/chapters/08-io_uring-echo/bench.sh" -q -c 10
-    assert_success
-    refute_output --partial "errors"
-    local s
-    for s in echo-epoll-lt echo-uring-basic echo-uring "echo-uring -D" echo-uring-sqpoll; do
-        grep -Eq "^$s +10 +[1-9][0-9]* " <<<"$output" || fail "no requests/s row for $s in:
-$output"
-    done
-}
-
 @test "bench.sh: a bad count says so and exits 2" {
     run timeout 10 "$TOP/chapters/08-io_uring-echo/bench.sh" -d -1
     assert_failure 2

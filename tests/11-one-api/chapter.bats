@@ -102,16 +102,3 @@ uring_allowed() {
     done
 }
 
-@test "bench.sh -q: echo-aio on every backend and the two reference servers echo 50 connections with no errors, one row each" {
-    case "$BUILD" in */san-*) skip "bench.sh measures the normal build" ;; esac
-    run timeout 120 "$TOP/chapters/11-one-api/bench.sh" -q
-    assert_success
-    refute_output --partial "errors"
-    local s rows=("echo-aio (epoll)" "echo-aio (kqueue)" "echo-aio (poll)" "echo-epoll-lt (ch 04)")
-    uring_allowed && rows+=("echo-aio (uring)" "echo-uring (ch 08)")
-    for s in "${rows[@]}"; do
-        grep -Fq "$s" <<<"$output" && grep -Eq "^${s//[()]/.} +50 +[1-9][0-9]* " <<<"$output" ||
-            fail "no requests/s row for $s in:
-$output"
-    done
-}

@@ -81,23 +81,6 @@ uv_setup() {
 
 # ---- bench.sh: the runtime beside echo-uring and libuv ------------------------------
 
-@test "bench.sh -q: echo-rt and its peers echo 50 connections with no errors, one row each" {
-    case "$BUILD" in */san-*) skip "bench.sh measures the normal build" ;; esac
-    run timeout 120 "$TOP/chapters/13-mini-runtime/bench.sh" -q
-    assert_success
-    refute_output --partial "errors"
-    local s want=("echo-rt (epoll)" "echo-epoll-lt (ch 04)")
-    RT_BACKEND=uring timeout 10 "$BUILD/chapters/$CHAPTER/rt-test" probe >/dev/null 2>&1 &&
-        want+=("echo-rt (uring)" "echo-uring (ch 08)")
-    [ -x "$BUILD/chapters/$CHAPTER/echo-uv" ] && want+=("echo-uv (libuv")
-    for s in "${want[@]}"; do
-        grep -Fq "$s" <<<"$output" || fail "no row for $s in:
-$output"
-        grep "$s" -F <<<"$output" | grep -Eq " 50 +[1-9][0-9]* " || fail "no requests/s at 50 connections for $s in:
-$output"
-    done
-}
-
 @test "bench.sh: an unknown option or a bad count says so and exits 2" {
     run timeout 10 "$TOP/chapters/13-mini-runtime/bench.sh" --fast
     assert_failure 2

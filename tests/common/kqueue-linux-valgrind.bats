@@ -1,0 +1,21 @@
+#!/usr/bin/env bats
+# test-long: runs all six unit test programs under valgrind (about 15 s of one CPU)
+# kqueue-linux's unit tests (kqueue-linux.bats) again under valgrind's
+# memcheck, with --track-fds: no leak, no error, and none of the layer's own
+# fds (timerfd, signalfd, eventfd) left open at exit.
+
+bats_require_minimum_version 1.5.0 # run --separate-stderr
+
+load ../helpers/common
+load kq_units
+
+setup() {
+    [ "$(uname -s)" = Linux ] || skip "kqueue-linux is for Linux; $(uname -s) has kqueue itself"
+}
+
+@test "kqueue-linux leaks no memory and no fd, and reads no uninitialised byte (valgrind)" {
+    local t
+    for t in test-kq-core test-kq-fd test-kq-timer test-kq-timer-heap test-kq-signal test-kq-user; do
+        run_valgrind "$t"
+    done
+}
