@@ -162,8 +162,10 @@ server_start() {
             return 0
         fi
         if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-            wait "$SERVER_PID"
-            SERVER_STATUS=$?
+            # (`|| ...`: under bats' set -e a bare failing wait would end the
+            # test here, silently, before the message below)
+            SERVER_STATUS=0
+            wait "$SERVER_PID" || SERVER_STATUS=$?
             course_note_exit "$SERVER_STATUS" "$*"
             fail "server exited with status $SERVER_STATUS before listening: ${cmd[*]}
 --- stderr ---
@@ -192,7 +194,7 @@ server_stop() {
     done
     if kill -0 "$SERVER_PID" 2>/dev/null; then
         kill -9 "$SERVER_PID" 2>/dev/null
-        wait "$SERVER_PID" 2>/dev/null
+        wait "$SERVER_PID" 2>/dev/null || true
         fail "server did not exit within $((tries / 20)) s of SIG$sig"
     fi
     SERVER_STATUS=0
