@@ -104,9 +104,9 @@ trap 'rm -rf "$work"' EXIT
 # is_long FILE: the file is marked "# test-long:" near its top.
 is_long() { head -n 20 "$1" | grep -q '^# test-long:'; }
 # is_serial FILE: the file runs alone: it is marked "# test-serial: WHY"
-# near its top (it measures something a file beside it would skew), or it
-# is a meta test (they build and run the course itself).
-is_serial() { [[ "$1" == tests/meta/* ]] || head -n 20 "$1" | grep -q '^# test-serial:'; }
+# near its top (it runs the course's own make in the shared tree, say, or
+# runs many tests at once itself).
+is_serial() { head -n 20 "$1" | grep -q '^# test-serial:'; }
 # is_wine FILE: the file runs Windows programs. The Wine files share one
 # prefix, whose wineserver each stops when it is done: they run one after
 # another, beside the other files.

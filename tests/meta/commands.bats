@@ -1,4 +1,5 @@
 # test-long: runs every marked README command in a scratch copy of the course (about 35 s)
+# test-serial: its README commands run against the shared build/ (a make there would rebuild it under the other files)
 # Commands that work as written: every command block a README marks runnable
 # (<!-- run --> on the line before its fence) is run by common/mk/commands.sh
 # from a scratch copy of the repository root, against the built tree ($BUILD),

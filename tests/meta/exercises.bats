@@ -1,4 +1,5 @@
 # test-long: regenerates every exercise and runs each one's tests untouched (about 30 s)
+# test-serial: it builds every exercise and runs their tests, a whole run's worth of load
 # The exercise machinery: exercises/ is generated from solutions/ and must not
 # drift; the generator must do exactly what DESIGN §4 says; and every exercise,
 # as shipped, must fail its tests for the right reason: the program stopped

@@ -1,4 +1,5 @@
 # test-long: every mutant reruns the tests that should kill it (about 15 min)
+# test-serial: it runs its mutants in parallel itself
 # Mutants: each patch in mutants/ plants a classic bug (a lost short write,
 # EINTR treated as an error, a busy loop...) in a scratch copy of the course.
 # The tests named on its "killed-by:" line must then fail; a mutant that

@@ -130,3 +130,58 @@ make_fixture() {
     run bash -c "cd '$TOP' && grep -rnE '^\\s*wait\\s*(\$|[;|&#]|2>)' tests --include=*.bats --include=*.bash"
     assert_output ""
 }
+
+# jobs_fixture: a.bats passes only while b.bats runs beside it (it waits up
+# to 3 s for b's mark), and c.bats, marked test-serial, passes only if it
+# starts after a is done. (The test lines are written with a placeholder:
+# bats would take a literal one in this file for a test of its own.)
+jobs_fixture() {
+    local fx t
+    fx=$(make_fixture)
+    t="$fx/tests/01-demo"
+    rm "$t/chapter.bats"
+    mkdir -p "$fx/marks"
+    cat >"$t/a.bats" <<END
+TEST_ "a sees b running beside it" {
+    for i in \$(seq 30); do [ -f "$fx/marks/b" ] && { touch "$fx/marks/a"; return 0; }; sleep 0.1; done
+    false
+}
+END
+    cat >"$t/b.bats" <<END
+TEST_ "b leaves its mark" { touch "$fx/marks/b"; sleep 1; }
+END
+    cat >"$t/c.bats" <<END
+# test-serial: a fixture that must run alone
+TEST_ "c starts after a is done" { [ -f "$fx/marks/a" ]; }
+END
+    sed -i 's/^TEST_ /@test /' "$t"/*.bats
+    echo "$fx"
+}
+
+@test "JOBS files run at once, each file's output whole and in order; a test-serial file runs alone; a bad JOBS is refused" {
+    local fx i a b ra bad
+    fx=$(jobs_fixture)
+    JOBS=3 COURSE_TESTS="$fx" run "$TOP/common/mk/run-tests.sh"
+    assert_success
+    assert_line --index -1 "tests: 3 passed, 0 failed, 0 skipped"
+    # a's header, then a's result, before b's header: printed in order, whole
+    for ((i = 0; i < ${#lines[@]}; i++)); do
+        case "${lines[$i]}" in
+        "== tests/01-demo/a.bats") a=$i ;;
+        "ok 1 a sees b running beside it"*) ra=$i ;;
+        "== tests/01-demo/b.bats") b=$i ;;
+        esac
+    done
+    [ -n "${a:-}" ] && [ -n "${ra:-}" ] && [ -n "${b:-}" ] && [ "$a" -lt "$ra" ] && [ "$ra" -lt "$b" ] ||
+        fail "expected a's header, a's result, then b's header, got: $output"
+    # one file at a time: a waits for b in vain, and so c finds no mark of a
+    rm -f "$fx"/marks/*
+    JOBS=1 COURSE_TESTS="$fx" run "$TOP/common/mk/run-tests.sh"
+    assert_failure
+    assert_line --index -1 "tests: 1 passed, 2 failed, 0 skipped"
+    for bad in 0 x -1; do
+        JOBS=$bad COURSE_TESTS="$fx" run "$TOP/common/mk/run-tests.sh"
+        assert_equal "$status" 2
+        assert_output --partial "JOBS=$bad: a number of test files to run at once, 1 or more"
+    done
+}

@@ -1,4 +1,5 @@
 # test-long: builds a scratch copy of the course and walks through the exercises (about 15 s)
+# test-serial: make ex and make progress on a scratch copy build much of the course
 # What a learner does with the exercises, end to end, on a scratch copy of the
 # course: make progress, make hint, make ex, and bats on an unbuilt chapter.
 load ../helpers/common
