@@ -728,13 +728,19 @@ $(ls -l "/proc/$SERVER_PID/fd" 2>/dev/null)"
 # it holds them all (the server is reported gone otherwise), with its pid in
 # SUITE_HOLDER_PID. Stop it with kill -TERM.
 suite_hold_idle() {
-    local n="$1" holder="$BATS_TEST_TMPDIR/holder.out" i
+    local n="$1" holder="$BATS_TEST_TMPDIR/holder.out" i s
+    # a slower build gets longer (valgrind starts a thread per connection of
+    # chapter 02's server in about 40 ms: 2,000 of them take over a minute),
+    # within the runner's 300 s per test
+    s=$(san_slowdown)
+    [ "$s" -le 4 ] || s=4
     : >"$holder" # there before the first grep below
     # --foreground: it is signalled later (see the note on timeout in common.bash).
-    timeout --foreground 120 bash -c 'ulimit -n 8192 && exec "$@"' _ "$(tool_bin echo-load)" -p "$PORT" -c "$n" --idle -d 60 >"$holder" 2>&1 &
+    timeout --foreground $((120 * s)) bash -c 'ulimit -n 8192 && exec "$@"' _ "$(tool_bin echo-load)" \
+        -p "$PORT" -c "$n" --idle -t $((60 * s)) -d $((60 * s)) >"$holder" 2>&1 &
     SUITE_HOLDER_PID=$!
     _course_pids+=("$SUITE_HOLDER_PID")
-    for ((i = 0; i < 600; i++)); do
+    for ((i = 0; i < 600 * s; i++)); do
         grep -q "^holding $n connections" "$holder" && break
         kill -0 "$SUITE_HOLDER_PID" 2>/dev/null || break
         sleep 0.1
