@@ -8,14 +8,10 @@ load ../helpers/common
 load ../helpers/echo_suite
 load suite_extra
 
-basic() {
-    SERVER_CMD=("$(chapter_bin echo-uring-basic)")
-    require_uring
-}
-
 @test "bench.sh -q: every server of the comparison echoes with no errors, one row each" {
     case "$BUILD" in */san-*) skip "bench.sh measures the normal build" ;; esac
-    basic
+    SERVER_CMD=("$(chapter_bin echo-uring-basic)")
+    require_uring # the server says whether io_uring is allowed here
     run timeout 120 "$TOP/chapters/08-io_uring-echo/bench.sh" -q -c 10
     assert_success
     refute_output --partial "errors"
