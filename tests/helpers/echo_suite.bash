@@ -519,7 +519,7 @@ suite_accepts_burst_while_paused() {
 }
 
 # suite_fair_under_flood [MAX_MS]: while one client floods the server (1 MiB
-# messages, 8 in flight, for 3 s), a ping-pong client's slowest round trip
+# messages, 8 in flight, for 2 s), a ping-pong client's slowest round trip
 # stays under MAX_MS (200 ms; times san_slowdown in a sanitized build): the
 # flood cannot hold the server. Sets FLOOD_OUT (the flooder's report) for
 # more checks.
@@ -527,11 +527,11 @@ suite_fair_under_flood() {
     local max_ms=$((${1:-200} * $(san_slowdown))) fpid out max
     suite_start
     FLOOD_OUT="$BATS_TEST_TMPDIR/flood.out"
-    timeout --foreground 60 "$(tool_bin echo-load)" -p "$PORT" -c 1 -l 1M -D 8 -d 3 >"$FLOOD_OUT" 2>&1 &
+    timeout --foreground 60 "$(tool_bin echo-load)" -p "$PORT" -c 1 -l 1M -D 8 -d 2 >"$FLOOD_OUT" 2>&1 &
     fpid=$!
     _course_pids+=("$fpid")
     sleep 0.5
-    out=$(timeout 30 "$(tool_bin echo-load)" -p "$PORT" -c 1 -l 128 -d 2) ||
+    out=$(timeout 30 "$(tool_bin echo-load)" -p "$PORT" -c 1 -l 128 -d 1) ||
         server_gone "the ping-pong client failed while another flooded: $out"
     wait "$fpid" || fail "the flooding client failed: $(cat "$FLOOD_OUT")"
     grep -q 'errors 0' "$FLOOD_OUT" || fail "the flooding client saw errors: $(cat "$FLOOD_OUT")"
