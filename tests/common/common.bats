@@ -11,33 +11,10 @@
 bats_require_minimum_version 1.5.0 # run --separate-stderr
 
 load ../helpers/common
+UNITS=common
+load units
 
-# run_unit NAME [WRAPPER...]: run build/.../common/tests/NAME, under WRAPPER
-# (valgrind ...) when given; 0 passes, 77 skips, anything else fails.
-run_unit() {
-    local bin="$BUILD/common/tests/$1"
-    shift
-    require_bin "$bin" common
-    run --separate-stderr timeout 300 "$@" "$bin"
-    if [ "$status" -eq 77 ]; then
-        skip "${bin#"$TOP"/}: $stderr"
-    fi
-    if [ "$status" -ne 0 ]; then
-        fail "$(printf '%s exited with status %d, expected 0\n--- stdout\n%s\n--- stderr\n%s' \
-            "${bin#"$TOP"/}" "$status" "$output" "$stderr")"
-    fi
-}
-
-# valgrind cannot run a sanitized binary (both replace malloc), and is not
-# one of the packages every machine has.
-require_valgrind() {
-    case "$BUILD" in
-    */san-*) skip "valgrind does not run sanitized binaries (BUILD=${BUILD#"$TOP"/})" ;;
-    esac
-    command -v valgrind >/dev/null || skip "valgrind is not installed (apt-get install valgrind)"
-}
-
-VALGRIND=(valgrind -q --error-exitcode=1 --leak-check=full)
+MEMCHECK=(valgrind -q --error-exitcode=1 --leak-check=full)
 
 @test "buf keeps every byte in order through growth, compaction and partial flushes" {
     run_unit test-buf
@@ -49,10 +26,10 @@ VALGRIND=(valgrind -q --error-exitcode=1 --leak-check=full)
 
 @test "buf leaks no memory and reads no uninitialised byte (valgrind)" {
     require_valgrind
-    run_unit test-buf "${VALGRIND[@]}"
+    run_unit test-buf "${MEMCHECK[@]}"
 }
 
 @test "net leaks no memory and reads no uninitialised byte, forked children included (valgrind)" {
     require_valgrind
-    run_unit test-net "${VALGRIND[@]}"
+    run_unit test-net "${MEMCHECK[@]}"
 }

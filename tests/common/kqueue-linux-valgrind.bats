@@ -7,7 +7,8 @@
 bats_require_minimum_version 1.5.0 # run --separate-stderr
 
 load ../helpers/common
-load kq_units
+UNITS=common/kqueue-linux
+load units
 
 setup() {
     [ "$(uname -s)" = Linux ] || skip "kqueue-linux is for Linux; $(uname -s) has kqueue itself"

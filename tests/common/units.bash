@@ -1,11 +1,16 @@
-# tests/common/kq_units.bash: running the C unit tests of common/kqueue-linux
-# (kqueue-linux.bats, and kqueue-linux-valgrind.bats under valgrind).
+# tests/common/units.bash: running the C unit tests of common/ (common.bats)
+# and of common/kqueue-linux (kqueue-linux.bats, kqueue-linux-valgrind.bats).
+# A file sets UNITS, the folder under common/ whose tests/ it runs:
+#
+#   UNITS=common/kqueue-linux
+#   load units
 
-# run_unit NAME [WRAPPER...]: run build/.../common/kqueue-linux/tests/NAME.
+# run_unit NAME [WRAPPER...]: run build/.../$UNITS/tests/NAME, under WRAPPER
+# (valgrind ...) when given; 0 passes, 77 skips, anything else fails.
 run_unit() {
-    local bin="$BUILD/common/kqueue-linux/tests/$1"
+    local bin="$BUILD/$UNITS/tests/$1"
     shift
-    require_bin "$bin" common/kqueue-linux
+    require_bin "$bin" "$UNITS"
     run --separate-stderr timeout 300 "$@" "$bin"
     if [ "$status" -eq 77 ]; then
         skip "${bin#"$TOP"/}: $stderr"
@@ -16,6 +21,8 @@ run_unit() {
     fi
 }
 
+# valgrind cannot run a sanitized binary (both replace malloc), and is not
+# one of the packages every machine has.
 require_valgrind() {
     case "$BUILD" in
     */san-*) skip "valgrind does not run sanitized binaries (BUILD=${BUILD#"$TOP"/})" ;;
@@ -23,8 +30,9 @@ require_valgrind() {
     command -v valgrind >/dev/null || skip "valgrind is not installed (apt-get install valgrind)"
 }
 
-# --track-fds: the layer's own fds (timerfd, signalfd, eventfd) must all be
-# closed at exit; only what the test runner handed down may be left.
+# run_valgrind NAME: run_unit under valgrind with --track-fds: the program's
+# own fds (kqueue-linux's timerfd, signalfd, eventfd...) must all be closed
+# at exit; only what the test runner handed down may be left.
 run_valgrind() {
     require_valgrind
     local log="$BATS_TEST_TMPDIR/valgrind.log"
