@@ -13,6 +13,11 @@ CHAPTER_DIRS  := $(patsubst %/Makefile,%,$(sort $(wildcard chapters/[0-9][0-9]-*
 SOLUTION_DIRS := $(patsubst %/Makefile,%,$(sort $(wildcard solutions/[0-9][0-9]-*/*/Makefile)))
 EXERCISE_DIRS := $(patsubst %/Makefile,%,$(sort $(wildcard exercises/[0-9][0-9]-*/*/Makefile)))
 BUILD_DIRS    := $(CHAPTER_DIRS) $(SOLUTION_DIRS) $(EXERCISE_DIRS)
+# What make test runs: the chapters' programs and the solutions (exercise
+# tests run against the reference). Your copies in exercises/ are built by
+# make ex, by make all, and here only with IMPL=exercises; a half-written
+# exercise that does not compile yet stops neither make test nor the others.
+TEST_DIRS     := $(CHAPTER_DIRS) $(SOLUTION_DIRS) $(if $(filter exercises,$(IMPL)),$(EXERCISE_DIRS))
 
 SCRIPTS := common/mk
 
@@ -63,7 +68,7 @@ deps: ## install the system packages the course needs (apt, dnf or brew)
 doctor: ## report each dependency, the kernel, and whether io_uring is allowed here
 	$(Q)$(RUN) $(SCRIPTS)/doctor.sh
 
-test: all ## run every chapter's tests (CH=03 for one chapter, CH=suite for every echo server's shared suite, FILTER= for bats --filter)
+test: common $(TEST_DIRS) ## run every chapter's tests (CH=03 for one chapter, CH=suite for every echo server's shared suite, FILTER= for bats --filter)
 	$(Q)$(RUN) $(SCRIPTS)/run-tests.sh $(CH)
 
 test-long: all ## the long tests make test leaves out (mutants, the echo suite under the faults shim, the book and README checks)
