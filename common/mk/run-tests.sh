@@ -12,12 +12,15 @@
 # lives there, so that `make test` stays quick enough to run after every
 # change.
 #
-# Environment: COURSE_TESTS (a folder holding tests/ instead of the repository), BUILD (which build to test; the Makefile sets it, SAN builds
+# Environment: COURSE_TESTS (a folder holding tests/ instead of the
+# repository), BUILD (which build to test; the Makefile sets it, SAN builds
 # included), IMPL (solutions by default: exercise tests run against the
 # reference), FILTER (passed to bats --filter), VALGRIND=1 (every server
 # under valgrind's memcheck; an error or a leak fails the test), JOBS (test
-# files run at once; two per CPU by default, JOBS=1 runs them one by one with
-# the output live).
+# files run at once; three per CPU by default, two under SAN or VALGRIND,
+# JOBS=1 runs them one by one with the output live), TEST_TIMES (where the
+# files' times are kept for the order of the next run; $BUILD/test-times by
+# default, none when COURSE_TESTS is set).
 #
 # The last line is always "tests: N passed, N failed, N skipped"; the exit
 # status is non-zero when anything failed, including a test file that bats
@@ -115,9 +118,15 @@ is_wine() { grep -q '^load \.\./helpers/wine' "$1"; }
 # JOBS: how many test files run at once. Each file still runs its own tests
 # one after another, and its output is shown whole, in the usual order, once
 # it is done. Most of a test's time is spent waiting (for a server, a
-# timeout, an idle period being measured), so the default is two files per
-# CPU. JOBS=1 runs them one by one with the output live.
-JOBS="${JOBS:-$(($(nproc 2>/dev/null || echo 1) * 2))}"
+# timeout, an idle period being measured), so the default is three files per
+# CPU; two under a sanitizer or VALGRIND=1, where the servers turn much of
+# that waiting into work (under valgrind with three per CPU, chapter 02's
+# 2,000 idle threads outgrew a test's 300 s). JOBS=1 runs them one by one,
+# in order, with the output live.
+per_cpu=3
+case "$BUILD" in */san-*) per_cpu=2 ;; esac
+[ "${VALGRIND:-0}" = 1 ] && per_cpu=2
+JOBS="${JOBS:-$(($(nproc 2>/dev/null || echo 1) * per_cpu))}"
 case "$JOBS" in
 '' | *[!0-9]* | 0) echo "JOBS=$JOBS: a number of test files to run at once, 1 or more" >&2; exit 2 ;;
 esac
@@ -190,44 +199,105 @@ report() {
     fi
 }
 
-# Files run in order, up to JOBS at once; their outputs are printed in that
-# order as soon as every file before them is done.
-shown=0    # files reported so far
-launched=0 # files started so far
-wine_pid="" # the Wine file running, if any
+# The order files start in. Output is always printed in the usual order
+# (common, chapters, meta), each file whole as soon as every file before it
+# has been shown; the order they start in is chosen to finish sooner:
+# - the files this build has timed before start longest first, so that the
+#   run does not end with one long file alone on a CPU; files it has no time
+#   for (new ones, or every file on a first run) start before them, in the
+#   usual order. The times of the last runs are kept in $TEST_TIMES
+#   (build/test-times; one per build folder, and another under VALGRIND=1);
+# - files marked test-serial run alone, one after another, once every other
+#   file is done;
+# - a Wine file waits for the Wine file before it, but the files after it do
+#   not wait with it.
+# JOBS=1 runs every file in the usual order, one at a time, output live.
+if [ -z "${TEST_TIMES:-}" ] && [ -z "${COURSE_TESTS:-}" ]; then
+    TEST_TIMES="$BUILD/test-times${VALGRIND:+.valgrind}"
+fi
+declare -A known=()
+if [ -n "${TEST_TIMES:-}" ] && [ -f "$TEST_TIMES" ]; then
+    while read -r secs f; do
+        [[ "$secs" =~ ^[0-9]+$ ]] && [ -n "$f" ] && known[$f]=$secs
+    done <"$TEST_TIMES"
+fi
+parallel=() serial=() timed=()
+for i in "${!files[@]}"; do
+    f="${files[$i]}"
+    if [ "$JOBS" -eq 1 ] || is_serial "$f"; then
+        serial+=("$i")
+    elif [ -n "${known[$f]:-}" ]; then
+        timed+=("${known[$f]} $i")
+    else
+        parallel+=("$i")
+    fi
+done
+if [ ${#timed[@]} -gt 0 ]; then
+    while read -r _ i; do parallel+=("$i"); done < <(printf '%s\n' "${timed[@]}" | sort -k1,1nr -k2,2n)
+fi
+
+shown=0 # files reported so far, in the usual order
 show_done() {
-    while [ "$shown" -lt "$launched" ] && [ -f "$work/$shown.secs" ]; do
+    while [ "$shown" -lt "${#files[@]}" ] && [ -f "$work/$shown.secs" ]; do
         report "$shown" "${files[$shown]}"
         shown=$((shown + 1))
     done
 }
-for f in "${files[@]}"; do
-    i=$launched
-    if [ "$JOBS" -eq 1 ] || is_serial "$f"; then
-        wait
-        show_done
-        echo "== $f"
-        launched=$((launched + 1))
-        run_file "$i" "$f" live
-        report "$i" "$f" live
-        shown=$((shown + 1))
-        continue
+wine_now="" # the Wine file running, if any
+pending=("${parallel[@]}")
+while [ ${#pending[@]} -gt 0 ]; do
+    [ -n "$wine_now" ] && [ -f "$work/$wine_now.secs" ] && wine_now=""
+    pick=-1
+    if [ "$(jobs -pr | wc -l)" -lt "$JOBS" ]; then
+        for k in "${!pending[@]}"; do
+            i="${pending[$k]}"
+            if is_wine "${files[$i]}"; then
+                [ -z "$wine_now" ] || continue
+                wine_now=$i
+            fi
+            pick=$k
+            break
+        done
     fi
-    if is_wine "$f" && [ -n "$wine_pid" ]; then
-        wait "$wine_pid"
-        show_done
-    fi
-    while [ "$(jobs -pr | wc -l)" -ge "$JOBS" ]; do
+    if [ "$pick" -lt 0 ]; then
+        # every slot is busy, or only Wine files are left and one is running
         wait -n
         show_done
-    done
-    run_file "$i" "$f" &
-    is_wine "$f" && wine_pid=$!
-    launched=$((launched + 1))
+        continue
+    fi
+    i="${pending[$pick]}"
+    unset 'pending[pick]'
+    pending=("${pending[@]}")
+    run_file "$i" "${files[$i]}" &
     show_done
 done
-wait
+while [ "$(jobs -pr | wc -l)" -gt 0 ]; do
+    wait -n
+    show_done
+done
 show_done
+for i in "${serial[@]}"; do
+    echo "== ${files[$i]}"
+    run_file "$i" "${files[$i]}" live
+    report "$i" "${files[$i]}" live
+    # the files after it in the usual order were shown already, or are serial too
+    [ "$i" -eq "$shown" ] && shown=$((shown + 1))
+    show_done
+done
+
+# The times of this run's files, for the order of the next (not for a run
+# of some tests only: FILTER makes a file look short).
+if [ -n "${TEST_TIMES:-}" ] && [ -z "${FILTER:-}" ] && [ ${#files[@]} -gt 0 ]; then
+    declare -A ran=()
+    for i in "${!files[@]}"; do
+        [ -f "$work/$i.secs" ] && ran[${files[$i]}]=$(cat "$work/$i.secs")
+    done
+    {
+        for f in "${!known[@]}"; do [ -n "${ran[$f]:-}" ] || echo "${known[$f]} $f"; done
+        for f in "${!ran[@]}"; do echo "${ran[$f]} $f"; done
+    } | sort -k2 >"$TEST_TIMES.$$" 2>/dev/null && mv -f "$TEST_TIMES.$$" "$TEST_TIMES" 2>/dev/null ||
+        rm -f "$TEST_TIMES.$$"
+fi
 
 elapsed=$(($(date +%s) - start))
 if [ ${#left_out[@]} -gt 0 ]; then
@@ -247,6 +317,6 @@ if [ ${#failed_names[@]} -gt 0 ]; then
     printf '  %s\n' "${failed_names[@]}"
 fi
 echo
-echo "($(basename "$BUILD") build, IMPL=$IMPL${VALGRIND:+, VALGRIND=$VALGRIND}, ${elapsed}s)"
+echo "($(basename "$BUILD") build, IMPL=$IMPL${VALGRIND:+, VALGRIND=$VALGRIND}, JOBS=$JOBS, ${elapsed}s)"
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
