@@ -243,10 +243,12 @@ show_done() {
         shown=$((shown + 1))
     done
 }
-wine_now="" # the Wine file running, if any
+wine_now="" wine_pid="" # the Wine file running, if any, and its job
 pending=("${parallel[@]}")
 while [ ${#pending[@]} -gt 0 ]; do
-    [ -n "$wine_now" ] && [ -f "$work/$wine_now.secs" ] && wine_now=""
+    if [ -n "$wine_now" ] && { [ -f "$work/$wine_now.secs" ] || ! kill -0 "$wine_pid" 2>/dev/null; }; then
+        wine_now="" wine_pid=""
+    fi
     pick=-1
     if [ "$(jobs -pr | wc -l)" -lt "$JOBS" ]; then
         for k in "${!pending[@]}"; do
@@ -269,11 +271,20 @@ while [ ${#pending[@]} -gt 0 ]; do
     unset 'pending[pick]'
     pending=("${pending[@]}")
     run_file "$i" "${files[$i]}" &
+    [ "$wine_now" = "$i" ] && wine_pid=$!
     show_done
 done
 while [ "$(jobs -pr | wc -l)" -gt 0 ]; do
     wait -n
     show_done
+done
+# A file whose run ended without a word (its job killed, say) still counts.
+for i in "${parallel[@]}"; do
+    [ -f "$work/$i.secs" ] && continue
+    echo "# the runner lost this file's run: it ended before writing its result" >>"$work/$i.out"
+    echo 1 >"$work/$i.status"
+    : >"$work/$i.left"
+    echo 0 >"$work/$i.secs"
 done
 show_done
 for i in "${serial[@]}"; do
@@ -287,7 +298,7 @@ done
 
 # The times of this run's files, for the order of the next (not for a run
 # of some tests only: FILTER makes a file look short).
-if [ -n "${TEST_TIMES:-}" ] && [ -z "${FILTER:-}" ] && [ ${#files[@]} -gt 0 ]; then
+if [ -n "${TEST_TIMES:-}" ] && [ -z "${FILTER:-}" ] && [ ${#files[@]} -gt 0 ] && [ -d "$(dirname "$TEST_TIMES")" ]; then
     declare -A ran=()
     for i in "${!files[@]}"; do
         [ -f "$work/$i.secs" ] && ran[${files[$i]}]=$(cat "$work/$i.secs")
