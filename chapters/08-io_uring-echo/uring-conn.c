@@ -16,7 +16,8 @@
  *                                                    all sent: buffer back to the ring
  *
  *   throttled: 8 buffers queued (a client that does not read): the recv is
- *     cancelled, and armed again when the queue is down to 4;
+ *     cancelled, and armed again when the queue is down to 4; what the recv
+ *     still brings before the cancel lands is copied out of the ring;
  *   starved: the ring was empty when bytes came: armed again when the loop
  *     has given buffers back;
  *   EOF: the queue is echoed, then the connection is closed.
@@ -46,14 +47,28 @@ static void conn__arm_recv(struct server *s, struct conn *c)
     c->recv_armed = true;
 }
 
+/* The bytes to echo first: the head buffer of the queue, or once the queue
+ * is empty the first chunk copied out. */
+static const char *conn__head(const struct server *s, const struct conn *c, unsigned *len)
+{
+    if (c->q_len > 0) {
+        *len = s->len_of[c->q_head];
+        return bufring_buf(&s->bufs, (unsigned)c->q_head);
+    }
+    *len = c->spill_head->len;
+    return c->spill_head->data;
+}
+
 static void conn__send_head(struct server *s, struct conn *c)
 {
-    unsigned bid = (unsigned)c->q_head;
+    unsigned len;
+    const char *p = conn__head(s, c, &len);
 
     /* The received buffer goes out as it is: no copy. It stays ours, and
-     * out of the ring, until this send's CQE arrives. */
-    io_uring_prep_send(server_sqe(s, c, OP_SEND), c->fd, bufring_buf(&s->bufs, bid) + c->q_off,
-                       s->len_of[bid] - c->q_off, MSG_NOSIGNAL);
+     * out of the ring, until this send's CQE arrives (a chunk likewise
+     * stays allocated: nothing is appended to it). */
+    io_uring_prep_send(server_sqe(s, c, OP_SEND), c->fd, p + c->q_off, len - c->q_off,
+                       MSG_NOSIGNAL);
     c->send_armed = true;
 }
 /* end snippet */
@@ -70,22 +85,68 @@ static void conn__push(struct server *s, struct conn *c, unsigned bid, unsigned 
     c->q_len++;
 }
 
-/* Drop the head buffer of the queue and give it back to the ring. */
+/* Drop the head once echoed: a buffer goes back to the ring, a chunk is freed. */
 static void conn__pop(struct server *s, struct conn *c)
 {
-    unsigned bid = (unsigned)c->q_head;
-
-    c->q_head = s->next_bid[bid];
-    if (c->q_head < 0)
-        c->q_tail = -1;
-    c->q_len--;
     c->q_off = 0;
-    bufring_give(&s->bufs, bid);
+    if (c->q_len > 0) {
+        unsigned bid = (unsigned)c->q_head;
+        c->q_head = s->next_bid[bid];
+        if (c->q_head < 0)
+            c->q_tail = -1;
+        c->q_len--;
+        bufring_give(&s->bufs, bid);
+    } else {
+        struct chunk *k = c->spill_head;
+        c->spill_head = k->next;
+        if (!c->spill_head)
+            c->spill_tail = NULL;
+        c->spill_len--;
+        free(k);
+    }
 }
+
+/* snippet: keep */
+/* Keep a received buffer's bytes until they are echoed. Up to CONN_MAX_BUFS
+ * buffers wait in the queue as they are. Beyond that, the bytes are copied
+ * out and the buffer can go back to the ring at once: a multishot recv
+ * cannot be told to stop after N buffers, and the cancel that throttling
+ * sends lands only after the kernel has filled as many as the socket had
+ * bytes for (63 of 64 held at once in the test, without this copy).
+ * Returns whether the buffer stays out of the ring. */
+static bool conn__keep(struct server *s, struct conn *c, unsigned bid, unsigned len)
+{
+    struct chunk *k;
+
+    if (c->q_len < CONN_MAX_BUFS && !c->spill_head) {
+        conn__push(s, c, bid, len);
+        if (c->q_len > s->st.most_held)
+            s->st.most_held = c->q_len;
+        return true;
+    }
+    k = malloc(sizeof(*k) + len);
+    if (!k) {
+        fprintf(stderr, "fd=%d: no memory for %u bytes over its buffers: closing it\n", c->fd, len);
+        c->closing = true;
+        return false;
+    }
+    k->next = NULL;
+    k->len = len;
+    memcpy(k->data, bufring_buf(&s->bufs, bid), len);
+    if (c->spill_tail)
+        c->spill_tail->next = k;
+    else
+        c->spill_head = k;
+    c->spill_tail = k;
+    c->spill_len++;
+    s->st.copied++;
+    return false;
+}
+/* end snippet */
 
 void conn_free(struct server *s, struct conn *c)
 {
-    while (c->q_len > 0)
+    while (c->q_len > 0 || c->spill_head)
         conn__pop(s, c);
     if (c->starved) { /* rare: unlink it from the starved list */
         struct conn **p = &s->starved_head, *last = NULL;
@@ -115,7 +176,9 @@ void conn_free(struct server *s, struct conn *c)
  * derived each time, never remembered as a to-do. May free c. */
 void conn_update(struct server *s, struct conn *c)
 {
-    if (c->peer_eof && c->q_len == 0 && !c->send_armed)
+    unsigned waiting = c->q_len + c->spill_len;
+
+    if (c->peer_eof && waiting == 0 && !c->send_armed)
         c->closing = true; /* everything echoed after the client's EOF */
     if (c->closing || s->stopping) {
         if (!c->recv_armed && !c->send_armed && !c->cancelling) {
@@ -128,14 +191,14 @@ void conn_update(struct server *s, struct conn *c)
         }
         return;
     }
-    if (!c->send_armed && c->q_len > 0)
+    if (!c->send_armed && waiting > 0)
         conn__send_head(s, c);
-    if (c->q_len >= CONN_MAX_BUFS && !c->throttled) {
+    if (waiting >= CONN_MAX_BUFS && !c->throttled) {
         /* Backpressure: this client sends faster than it reads. Stop
          * receiving from it; TCP's window then stops the client. */
         c->throttled = true;
         s->st.throttled++;
-    } else if (c->throttled && c->q_len <= CONN_MAX_BUFS / 2 && !c->recv_armed) {
+    } else if (c->throttled && waiting <= CONN_MAX_BUFS / 2 && !c->recv_armed) {
         c->throttled = false;
     }
     if (c->throttled && c->recv_armed && !c->cancelling) {
@@ -166,11 +229,9 @@ void conn_on_recv(struct server *s, struct conn *c, const struct io_uring_cqe *c
     if (cqe->flags & IORING_CQE_F_BUFFER) {
         unsigned bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
         bufring_taken(&s->bufs);
-        if (res > 0 && !c->closing) {
-            conn__push(s, c, bid, (unsigned)res); /* echoed by conn_update() */
-            return;
-        }
-        bufring_give(&s->bufs, bid); /* nothing to echo in it */
+        if (res > 0 && !c->closing && conn__keep(s, c, bid, (unsigned)res))
+            return;                  /* queued: echoed by conn_update() */
+        bufring_give(&s->bufs, bid); /* nothing to echo in it, or copied out */
     }
     if (res == 0) {
         c->peer_eof = true;
@@ -195,6 +256,8 @@ void conn_on_recv(struct server *s, struct conn *c, const struct io_uring_cqe *c
 /* snippet: on-send */
 void conn_on_send(struct server *s, struct conn *c, int res)
 {
+    unsigned len;
+
     s->st.sends++;
     c->send_armed = false;
     if (res == -EINTR || res == -EAGAIN)
@@ -205,12 +268,13 @@ void conn_on_send(struct server *s, struct conn *c, int res)
         c->closing = true;
         return;
     }
+    conn__head(s, c, &len);
     c->q_off += (unsigned)res;
-    if (c->q_off < s->len_of[c->q_head]) {
+    if (c->q_off < len) {
         s->st.short_sends++; /* conn_update() sends the rest */
         return;
     }
-    conn__pop(s, c); /* fully echoed: the buffer goes back to the ring */
+    conn__pop(s, c); /* fully echoed: the buffer goes back to the ring, a chunk is freed */
 }
 /* end snippet */
 

@@ -299,9 +299,10 @@ int userver_main(int argc, char **argv, const char *prog, const char *summary, u
     if (o.stats)
         fprintf(stderr,
                 "stats: accepted %llu, recv CQEs %llu, send CQEs %llu, short sends %llu, "
-                "ENOBUFS %llu, recv armed %llu, throttled %llu, loops %llu, CQEs %llu\n",
+                "ENOBUFS %llu, recv armed %llu, throttled %llu, copied out %llu, most held %llu, "
+                "loops %llu, CQEs %llu\n",
                 s.st.accepted, s.st.recvs, s.st.sends, s.st.short_sends, s.st.enobufs, s.st.rearms,
-                s.st.throttled, s.st.loops, s.st.cqes);
+                s.st.throttled, s.st.copied, s.st.most_held, s.st.loops, s.st.cqes);
     bufring_free(&s.bufs, &s.ring);
     io_uring_queue_exit(&s.ring);
     free(s.next_bid);

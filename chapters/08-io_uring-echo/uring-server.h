@@ -18,10 +18,22 @@
 
 #define BGID 1 /* the one buffer group: the provided buffer ring */
 
-/* Backpressure: a connection may hold this many buffers (received, not yet
- * echoed) before its recv is cancelled; it is re-armed at half. A client
- * that never reads therefore pins at most this many buffers of the ring. */
+/* Backpressure: a connection may hold this many buffers of the ring
+ * (received, not yet echoed); at this many chunks waiting, its recv is
+ * cancelled, and it is armed again at half. The cancel comes late: a
+ * multishot recv keeps taking buffers for as long as the socket has bytes,
+ * so what arrives beyond this many is copied out (struct chunk) and its
+ * buffer goes back to the ring at once. A client that never reads therefore
+ * pins at most this many buffers of the ring. */
 #define CONN_MAX_BUFS 8
+
+/* Bytes received beyond CONN_MAX_BUFS, copied out of the ring; they are
+ * echoed after the queued buffers, in order. */
+struct chunk {
+    struct chunk *next;
+    unsigned len;
+    char data[];
+};
 
 /* snippet: conn */
 struct conn {
@@ -36,7 +48,10 @@ struct conn {
     int q_head;      /* buffer ids waiting to be echoed, in order (-1: none); */
     int q_tail;      /*   linked through server.next_bid[] */
     unsigned q_len;  /* how many */
-    unsigned q_off;  /* bytes of the head buffer already sent */
+    /* past CONN_MAX_BUFS: bytes copied out, echoed after the queue */
+    struct chunk *spill_head, *spill_tail;
+    unsigned spill_len; /* how many chunks */
+    unsigned q_off;     /* bytes of the head sent (a buffer; a chunk once the queue is empty) */
     struct conn *prev, *next, *starved_next;
 };
 /* end snippet */
@@ -55,7 +70,7 @@ struct server {
     int sndbuf;
     struct {
         unsigned long long accepted, recvs, sends, short_sends, enobufs, rearms, throttled;
-        unsigned long long loops, cqes;
+        unsigned long long copied, most_held, loops, cqes;
     } st;
 };
 
