@@ -49,6 +49,8 @@ if [ "${VALGRIND:-0}" = 1 ]; then
 elif [ -n "${VALGRIND:-}" ] && [ "$VALGRIND" != 0 ]; then
     echo "VALGRIND=$VALGRIND: 1 or 0" >&2
     exit 2
+else
+    unset VALGRIND # VALGRIND=0 is no valgrind, for the tests and the summary
 fi
 
 dirs=()
