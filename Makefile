@@ -4,7 +4,7 @@
 # IMPL=solutions|exercises, FILTER=regex (passed to bats --filter),
 # SAN=address,undefined | SAN=thread (sanitizer build in its own folder),
 # VALGRIND=1 (make test: every server under valgrind's memcheck), JOBS=N (test files
-# run at once; three per CPU by default, two under SAN, VALGRIND and for test-long),
+# run at once; two per CPU by default),
 # WERROR=1, V=1 (show commands), BENCH=quick|full (make bench).
 
 include common/mk/config.mk
