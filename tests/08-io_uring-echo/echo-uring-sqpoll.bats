@@ -47,10 +47,11 @@ setup() {
 
 # sqp_ticks: user + system ticks of the server's iou-sqp thread so far.
 sqp_ticks() {
-    local t stat
+    local t comm stat
     for t in /proc/"$SERVER_PID"/task/*; do
-        [ "$(cat "$t/comm" 2>/dev/null)" = "iou-sqp-$SERVER_PID" ] || continue
-        stat=$(cat "$t/stat")
+        read -r comm <"$t/comm" 2>/dev/null || continue
+        [ "$comm" = "iou-sqp-$SERVER_PID" ] || continue
+        read -r stat <"$t/stat" || return 1
         set -- ${stat##*) }
         echo $((${12} + ${13}))
         return 0
@@ -66,11 +67,15 @@ sqp_ticks() {
     conn_open a
     expect_echo "$a" ping
     hz=$(getconf CLK_TCK)
+    # The thread's interval [t0, t1] lies inside the server's [p0, p1], so the
+    # server's ticks over it can only be more, never fewer, if they include the
+    # thread's: whatever the thread burns while the next figure is being read
+    # counts on the server's side.
     p0=$(cpu_ticks "$SERVER_PID")
     t0=$(sqp_ticks)
     sleep 0.8 # inside the 1 s idle window: the thread polls an empty queue
-    p1=$(cpu_ticks "$SERVER_PID")
     t1=$(sqp_ticks)
+    p1=$(cpu_ticks "$SERVER_PID")
     sleep 0.7 # past it
     t2=$(sqp_ticks)
     sleep 2 # the thread sleeps until the next submission wakes it

@@ -226,7 +226,7 @@ run_client() {
 # cpu_ticks PID: user + system CPU time used so far, in clock ticks.
 cpu_ticks() {
     local stat
-    stat=$(cat "/proc/$1/stat") || return 1
+    read -r stat <"/proc/$1/stat" || return 1
     # the command name is in parentheses and may hold spaces: skip past it
     set -- ${stat##*) }
     echo $((${12} + ${13}))
