@@ -390,18 +390,38 @@ static void conn_connected(struct load *l, struct conn *c)
 /* Count what never finished as errors, with one line saying why. */
 static void load__abandon(struct load *l, const char *why)
 {
-    uint64_t before = l->errors;
-    unsigned n = 0;
+    uint64_t before = l->errors, unsent = 0, unechoed = 0;
+    unsigned n = 0, connecting = 0, unsent_conns = 0, unechoed_conns = 0;
 
+    /* Where each stuck connection was tells a stalled accept (still
+     * connecting) from a server that stopped reading (bytes not all sent)
+     * or stopped answering (sent, not echoed). */
     for (unsigned i = 0; i < l->o.conns; i++) {
         struct conn *c = &l->conns[i];
-        if (c->state == CONN_CONNECTING || c->state == CONN_RUNNING) {
-            conn_fail(l, c);
-            n++;
+        uint64_t sent = c->send_seq * l->o.len + c->send_off;
+        uint64_t got = c->recv_seq * l->o.len + c->recv_off;
+
+        if (c->state != CONN_CONNECTING && c->state != CONN_RUNNING)
+            continue;
+        if (c->state == CONN_CONNECTING)
+            connecting++;
+        else if (c->send_off > 0) {
+            unsent_conns++;
+            unsent += l->o.len - c->send_off;
         }
+        if (c->state == CONN_RUNNING && sent > got) {
+            unechoed_conns++;
+            unechoed += sent - got;
+        }
+        conn_fail(l, c);
+        n++;
     }
-    fprintf(stderr, "echo-load: %s: %u connections unfinished, %llu messages count as errors\n",
-            why, n, (unsigned long long)(l->errors - before));
+    fprintf(stderr,
+            "echo-load: %s: %u connections unfinished, %llu messages count as errors "
+            "(%u still connecting; %u with %llu bytes of a message not yet written; "
+            "%u with %llu bytes written and not echoed)\n",
+            why, n, (unsigned long long)(l->errors - before), connecting, unsent_conns,
+            (unsigned long long)unsent, unechoed_conns, (unsigned long long)unechoed);
 }
 
 static void load__begin(struct load *l)

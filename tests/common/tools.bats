@@ -288,6 +288,9 @@ wait_for() {
     assert_failure 1
     assert_line --index 1 --regexp '^requests +0  errors 20 '
     [[ "$stderr" == *"timeout after 1 s"* ]] || fail "unexpected stderr: $stderr"
+    # where the connections were stuck: connected, each 128-byte message written, no echo
+    [[ "$stderr" == *"(0 still connecting; 0 with 0 bytes of a message not yet written; 2 with 256 bytes written and not echoed)"* ]] ||
+        fail "no account of where the connections were stuck: $stderr"
 }
 
 @test "echo-load stops on SIGINT and reports what was done" {

@@ -762,7 +762,29 @@ suite_hold_idle() {
         sleep 0.1
     done
     grep -q "^holding $n connections" "$holder" ||
-        server_gone "echo-load could not open and check $n connections: $(cat "$holder")"
+        server_gone "echo-load could not open and check $n connections: $(cat "$holder")
+$(suite_server_snapshot)"
+}
+
+# suite_server_snapshot: what the server was doing when a test gave up on
+# it: its threads' states, its open fds, and, from the kernel's side of its
+# port, connections queued but not accepted and bytes it has not read.
+suite_server_snapshot() {
+    local t q
+    echo "--- the server (pid $SERVER_PID) when the test gave up ---"
+    for t in /proc/"$SERVER_PID"/task/*; do
+        [ -r "$t/stat" ] || continue
+        echo "thread $(cat "$t/comm" 2>/dev/null): $(awk '/^State:/ { print $2, $3 }' "$t/status" 2>/dev/null), waiting in $(cat "$t/wchan" 2>/dev/null)"
+    done
+    echo "open fds: $(find /proc/"$SERVER_PID"/fd -mindepth 1 2>/dev/null | wc -l)"
+    q=$(ss -Hltn "( sport = :$PORT )" 2>/dev/null | awk '{ print $2 }' | head -n 1)
+    echo "listener: ${q:-?} connections waiting to be accepted"
+    ss -Htn state established "( sport = :$PORT )" 2>/dev/null |
+        awk '{ n++; if ($1 > 0) { r++; b += $1 } }
+             END { printf "server side: %d connections (accepted or queued), %d with %d bytes it has not read\n", n, r, b }'
+    ss -Htn state established "( dport = :$PORT )" 2>/dev/null |
+        awk '{ n++; if ($1 > 0) { r++; b += $1 } }
+             END { printf "client side: %d connections, %d with %d echoed bytes the clients have not read\n", n, r, b }'
 }
 
 # suite_idle_memory N MAX_BYTES: after one echo (lazy set-up done), N
