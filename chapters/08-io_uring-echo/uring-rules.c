@@ -1,4 +1,4 @@
-/* uring-rules: six rules of io_uring networking, each shown on a real socket.
+/* uring-rules: seven rules of io_uring networking, each shown on a real socket.
  *
  *   1. CQEs come in the order requests finish, not the order they were sent.
  *   2. The kernel writes into a recv buffer after the submitting call has
@@ -8,6 +8,10 @@
  *   5. A multishot recv ends with -ENOBUFS when the buffer ring is empty,
  *      and its last CQE has no IORING_CQE_F_MORE.
  *   6. A multishot accept ends with -EMFILE when the process is out of fds.
+ *   7. A recv that selects its buffer picks it when the kernel first tries
+ *      it, not when bytes come: on an empty ring it fails with -ENOBUFS at
+ *      once, even on a silent socket, unless IORING_RECVSEND_POLL_FIRST
+ *      makes it wait for bytes first.
  *
  *     make -C chapters/08-io_uring-echo
  *     build/chapters/08-io_uring-echo/uring-rules
@@ -288,9 +292,60 @@ static void rule_emfile(void)
     close(lfd);
 }
 
+static void rule_poll_first(void)
+{
+    struct io_uring_buf_reg reg = {.ring_entries = 2, .bgid = BGID};
+    struct __kernel_timespec ms100 = {.tv_nsec = 100000000};
+    struct io_uring_buf_ring *br;
+    struct io_uring_sqe *sqe;
+    struct io_uring_cqe cqe, *waiting;
+    static char buf[64];
+    int fds[2], ret;
+
+    br = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    expect(br != MAP_FAILED, "mmap: %s", strerror(errno));
+    io_uring_buf_ring_init(br); /* registered, and left empty */
+    reg.ring_addr = (unsigned long)br;
+    expect(io_uring_register_buf_ring(&ring, &reg, 0) == 0, "register_buf_ring");
+    tcp_pair(fds);
+    printf("7. single-shot recv, buffer from an empty ring, the peer silent:\n");
+    sqe = sqe_for(9);
+    io_uring_prep_recv(sqe, fds[0], NULL, sizeof(buf), 0);
+    sqe->flags |= IOSQE_BUFFER_SELECT;
+    sqe->buf_group = BGID;
+    next_cqe(&cqe);
+    printf("   CQE res %d%s at once: the buffer is picked when the recv is tried\n", cqe.res,
+           cqe.res == -ENOBUFS ? " (ENOBUFS)" : "");
+    expect(cqe.res == -ENOBUFS, "a recv on a silent socket over an empty ring returned %d",
+           cqe.res);
+    sqe = sqe_for(10);
+    io_uring_prep_recv(sqe, fds[0], NULL, sizeof(buf), 0);
+    sqe->flags |= IOSQE_BUFFER_SELECT;
+    sqe->buf_group = BGID;
+    sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
+    io_uring_submit(&ring);
+    ret = io_uring_wait_cqe_timeout(&ring, &waiting, &ms100);
+    printf("   the same with IORING_RECVSEND_POLL_FIRST: %s\n",
+           ret == -ETIME ? "no CQE in 100 ms, it waits for bytes" : "a CQE at once");
+    expect(ret == -ETIME, "with POLL_FIRST the recv completed at once (res %d)",
+           ret == 0 ? waiting->res : ret);
+    io_uring_buf_ring_add(br, buf, sizeof(buf), 0, io_uring_buf_ring_mask(2), 0);
+    io_uring_buf_ring_advance(br, 1);
+    expect(write(fds[1], "xyz", 3) == 3, "write");
+    next_cqe(&cqe);
+    printf("   a buffer given, then the peer writes: CQE res %d, buffer %d\n", cqe.res,
+           cqe.flags & IORING_CQE_F_BUFFER ? (int)(cqe.flags >> IORING_CQE_BUFFER_SHIFT) : -1);
+    expect(cqe.res == 3 && (cqe.flags & IORING_CQE_F_BUFFER), "the waiting recv returned %d",
+           cqe.res);
+    close(fds[0]);
+    close(fds[1]);
+    io_uring_unregister_buf_ring(&ring, BGID);
+    munmap(br, 4096);
+}
+
 int main(int argc, char **argv)
 {
-    static const char usage[] = "usage: uring-rules\nShows six rules of io_uring networking on "
+    static const char usage[] = "usage: uring-rules\nShows seven rules of io_uring networking on "
                                 "loopback sockets; exit 0 when the kernel behaved as described.\n";
 
     if (argc == 2 && strcmp(argv[1], "-h") == 0) {
@@ -312,6 +367,7 @@ int main(int argc, char **argv)
     rule_short_send();
     rule_enobufs();
     rule_emfile();
+    rule_poll_first();
     io_uring_queue_exit(&ring);
     printf("every rule held\n");
     return 0;

@@ -657,6 +657,63 @@ static void test_pool_exhausted(struct cio *a)
     }
 }
 
+/* A pooled recv that found every buffer held while its client was silent
+ * must not keep the next released buffer from a recv whose bytes are
+ * waiting. On io_uring a recv that picks its buffer when it starts fails
+ * with -ENOBUFS on an empty ring even on a silent socket; resumed after a
+ * release, it then waits for bytes that may never come, and if it counted
+ * as holding a promise of that buffer, the recv with bytes behind it would
+ * never be resumed: a server with idle clients stalls (echo-rt under load,
+ * once). */
+static void test_pool_idle_parked(struct cio *a)
+{
+    sock client[PAIRS + 1], server[PAIRS + 1];
+    struct cio_op ops[PAIRS + 1];
+    struct seen seen = {0}, idle_seen = {0};
+    enum { IDLE = POOL, BUSY = POOL + 1 };
+
+    for (int i = 0; i < PAIRS + 1; i++)
+        tcp_pair(a, &client[i], &server[i]);
+    for (int i = 0; i < POOL; i++) {
+        CHECK(sock_write(client[i], "abcde", 5) == 5, "write(client %d)", i);
+        pool_recv(a, &ops[i], server[i], &seen);
+    }
+    run_until_calls(a, &seen.calls, POOL, 5000);
+    CHECK(cio_buf_held(a) == POOL, "%u of %d buffers held", cio_buf_held(a), POOL);
+    pool_recv(a, &ops[IDLE], server[IDLE], &idle_seen); /* its client stays silent */
+    run_for(a, 100);
+    CHECK(sock_write(client[BUSY], "busy!", 5) == 5, "write(client %d)", BUSY);
+    sleep_ms(50);
+    pool_recv(a, &ops[BUSY], server[BUSY], &seen); /* bytes waiting, no buffer */
+    run_for(a, 100);
+    CHECK(seen.calls == POOL, "a pooled recv completed with every buffer held");
+
+    cio_buf_release(a, ops[0].buf); /* one buffer: for the recv with bytes */
+    run_until_calls(a, &seen.calls, POOL + 1, 2000);
+    printf("every buffer held, a recv on a silent client and one with bytes waiting; after a "
+           "release: the one with bytes %s, the silent one %s\n",
+           ops[BUSY].res == 5 ? "has them" : "still waits",
+           idle_seen.calls ? "completed" : "waits");
+    CHECK(ops[BUSY].res == 5 && ops[BUSY].buf && memcmp(ops[BUSY].buf, "busy!", 5) == 0,
+          "the recv with bytes waiting did not get the released buffer (res %d)", ops[BUSY].res);
+    CHECK(idle_seen.calls == 0, "the recv on a silent client completed (res %d)", ops[IDLE].res);
+
+    CHECK(cio_cancel(a, &ops[IDLE]) == 0, "cio_cancel(the silent client's recv) should be 0");
+    run_until_idle(a, 5000);
+    CHECK(ops[IDLE].res == -ECANCELED && !ops[IDLE].buf, "the cancelled recv: res %d",
+          ops[IDLE].res);
+    for (int i = 1; i < POOL; i++)
+        cio_buf_release(a, ops[i].buf);
+    if (ops[BUSY].res > 0)
+        cio_buf_release(a, ops[BUSY].buf);
+    CHECK(cio_buf_held(a) == 0, "%u buffers held at the end", cio_buf_held(a));
+    for (int i = 0; i < PAIRS + 1; i++) {
+        cio_detach(a, (cio_fd)server[i]);
+        sock_close(server[i]);
+        sock_close(client[i]);
+    }
+}
+
 /* 1000 messages through 4 buffers: each buffer comes back and is used again. */
 static void test_pool_recycled(struct cio *a)
 {
@@ -703,6 +760,7 @@ static void test_pool(struct cio *a)
     test_pool_basics(a);
     CHECK(cio_buf_pool(a, 8) == -EBUSY, "cio_buf_pool once the pool is made should be -EBUSY");
     test_pool_exhausted(a);
+    test_pool_idle_parked(a);
     test_pool_recycled(a);
 }
 

@@ -14,7 +14,7 @@ basic() {
 
 # ---- uring-rules -------------------------------------------------------------
 
-@test "uring-rules: six rules of io_uring networking hold on this kernel" {
+@test "uring-rules: seven rules of io_uring networking hold on this kernel" {
     run timeout 60 "$(chapter_bin uring-rules)"
     [ "$status" -ne 77 ] || skip "$output"
     assert_success
@@ -26,6 +26,9 @@ basic() {
     assert_output --partial "with MSG_WAITALL, the peer reading: CQE res 1048576"
     assert_output --partial "CQE res -105 (ENOBUFS), buffer -1, F_MORE no"
     assert_output --partial "CQE res -24 (EMFILE), F_MORE no"
+    assert_output --partial "CQE res -105 (ENOBUFS) at once: the buffer is picked when the recv is tried"
+    assert_output --partial "the same with IORING_RECVSEND_POLL_FIRST: no CQE in 100 ms, it waits for bytes"
+    assert_output --partial "a buffer given, then the peer writes: CQE res 3, buffer 0"
     assert_output --partial "every rule held"
 }
 

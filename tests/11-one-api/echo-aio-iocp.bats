@@ -63,6 +63,7 @@ $output"
     assert_output --partial "pooled recv at end of stream: res 0, buf NULL, 0 held"
     assert_output --partial "5 pooled recvs with bytes waiting, 4 buffers: 4 completed, 4 held, 1 waiting"
     assert_output --regexp "a parked recv, cancelled: res -[0-9]+ \(cancelled\), buf NULL, 4 held"
+    assert_output --partial "every buffer held, a recv on a silent client and one with bytes waiting; after a release: the one with bytes has them, the silent one waits"
     assert_output --regexp "1000 with the right bytes, [1-4] distinct buffers, 0 held"
 }
 

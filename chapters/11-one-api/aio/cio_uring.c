@@ -186,6 +186,12 @@ static void uring__submit(struct cio *a, struct cio_op *op)
         io_uring_prep_recv(sqe, op->fd, NULL, CIO_BUF_SIZE, 0);
         sqe->flags |= IOSQE_BUFFER_SELECT;
         sqe->buf_group = URING_BGID;
+        /* Wait for bytes before looking for a buffer (5.19+, as the ring).
+         * Without it the kernel tries the recv at once, picking a buffer
+         * first: on an empty ring a silent socket's recv fails with
+         * -ENOBUFS, is parked, and once resumed holds its promise of a
+         * buffer while it waits for bytes that may never come. */
+        sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
         break;
     case CIO_SEND:
         io_uring_prep_send(sqe, op->fd, (char *)op->buf + op->done, op->len - op->done,
