@@ -663,8 +663,7 @@ static void test_pool_exhausted(struct cio *a)
  * with -ENOBUFS on an empty ring even on a silent socket; resumed after a
  * release, it then waits for bytes that may never come, and if it counted
  * as holding a promise of that buffer, the recv with bytes behind it would
- * never be resumed: a server with idle clients stalls (echo-rt under load,
- * once). */
+ * never be resumed: a server with idle clients stalls. */
 static void test_pool_idle_parked(struct cio *a)
 {
     sock client[PAIRS + 1], server[PAIRS + 1];
@@ -688,7 +687,8 @@ static void test_pool_idle_parked(struct cio *a)
     run_for(a, 100);
     CHECK(seen.calls == POOL, "a pooled recv completed with every buffer held");
 
-    cio_buf_release(a, ops[0].buf); /* one buffer: for the recv with bytes */
+    if (ops[0].buf) /* a check above failed if it is missing */
+        cio_buf_release(a, ops[0].buf); /* one buffer: for the recv with bytes */
     run_until_calls(a, &seen.calls, POOL + 1, 2000);
     printf("every buffer held, a recv on a silent client and one with bytes waiting; after a "
            "release: the one with bytes %s, the silent one %s\n",
@@ -699,11 +699,14 @@ static void test_pool_idle_parked(struct cio *a)
     CHECK(idle_seen.calls == 0, "the recv on a silent client completed (res %d)", ops[IDLE].res);
 
     CHECK(cio_cancel(a, &ops[IDLE]) == 0, "cio_cancel(the silent client's recv) should be 0");
+    if (ops[BUSY].res != 5)
+        cio_cancel(a, &ops[BUSY]); /* still parked (a check above failed): end it */
     run_until_idle(a, 5000);
     CHECK(ops[IDLE].res == -ECANCELED && !ops[IDLE].buf, "the cancelled recv: res %d",
           ops[IDLE].res);
     for (int i = 1; i < POOL; i++)
-        cio_buf_release(a, ops[i].buf);
+        if (ops[i].buf)
+            cio_buf_release(a, ops[i].buf);
     if (ops[BUSY].res > 0)
         cio_buf_release(a, ops[BUSY].buf);
     CHECK(cio_buf_held(a) == 0, "%u buffers held at the end", cio_buf_held(a));
