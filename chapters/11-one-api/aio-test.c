@@ -687,8 +687,10 @@ static void test_pool_idle_parked(struct cio *a)
     run_for(a, 100);
     CHECK(seen.calls == POOL, "a pooled recv completed with every buffer held");
 
-    if (ops[0].buf) /* a check above failed if it is missing */
-        cio_buf_release(a, ops[0].buf); /* one buffer: for the recv with bytes */
+    /* One buffer back: it is for the recv with bytes. (A check above failed
+     * if there is none to give.) */
+    if (ops[0].buf)
+        cio_buf_release(a, ops[0].buf);
     run_until_calls(a, &seen.calls, POOL + 1, 2000);
     printf("every buffer held, a recv on a silent client and one with bytes waiting; after a "
            "release: the one with bytes %s, the silent one %s\n",
