@@ -41,7 +41,7 @@ $out"
 @test "iocp-read: every block is read at its offset, with its length and its bytes" {
     local f="$BATS_TEST_TMPDIR/data" off
     payload "$f" 300000
-    run timeout 60 "$WINE" "$(chapter_bin iocp-read.exe)" -s 65536 "$f"
+    run wine_exec 60 "$(chapter_bin iocp-read.exe)" -s 65536 "$f"
     assert_success
     assert_line --index 0 "$f: 300000 bytes; 6 reads of 65536 bytes; main thread tid $(sed -n 's/.*main thread tid \([0-9]*\);.*/\1/p' <<<"${lines[0]}"); 3 pool threads"
     for off in 0 65536 131072 196608 262144; do
@@ -56,7 +56,7 @@ $out"
 @test "iocp-read: completions run on the pool's threads, not on the thread that issued the reads" {
     local f="$BATS_TEST_TMPDIR/data" main pool tids t
     payload "$f" 262144
-    run timeout 60 "$WINE" "$(chapter_bin iocp-read.exe)" -t 3 -s 32768 "$f"
+    run wine_exec 60 "$(chapter_bin iocp-read.exe)" -t 3 -s 32768 "$f"
     assert_success
     main=$(sed -n 's/.*main thread tid \([0-9]*\);.*/\1/p' <<<"$output")
     pool=$(sed -n 's/^  pool thread tid \([0-9]*\) waits.*/\1/p' <<<"$output" | sort -u)
@@ -73,7 +73,7 @@ $out"
 @test "iocp-read: each part accounts for every read (pending, at once, or inline with FILE_SKIP_COMPLETION_PORT_ON_SUCCESS)" {
     local f="$BATS_TEST_TMPDIR/data" part n
     payload "$f" 200000
-    run timeout 60 "$WINE" "$(chapter_bin iocp-read.exe)" -s 50000 "$f"
+    run wine_exec 60 "$(chapter_bin iocp-read.exe)" -s 50000 "$f"
     assert_success
     assert_output --partial "part 1: every completion through the port"
     assert_output --partial "part 2: FILE_SKIP_COMPLETION_PORT_ON_SUCCESS"
@@ -92,7 +92,7 @@ $out"
 }
 
 @test "iocp-read: a missing file is reported with Windows' own text for the error, exit 1" {
-    run timeout 30 "$WINE" "$(chapter_bin iocp-read.exe)" "$BATS_TEST_TMPDIR/no-such-file"
+    run wine_exec 30 "$(chapter_bin iocp-read.exe)" "$BATS_TEST_TMPDIR/no-such-file"
     assert_failure 1
     assert_output --regexp "CreateFile\(.*no-such-file, FILE_FLAG_OVERLAPPED\): .*\(error [23]\)"
 }
@@ -100,20 +100,20 @@ $out"
 @test "every program: bad arguments print usage on stderr and exit 2; -h exits 0" {
     local p args
     for p in iocp-read.exe echo-iocp.exe; do
-        run timeout 30 "$WINE" "$(chapter_bin $p)" --bogus
+        run wine_exec 30 "$(chapter_bin $p)" --bogus
         [ "$status" -eq 2 ] || fail "$p --bogus: expected exit 2, got $status: $output"
         assert_output --partial "usage:"
-        run timeout 30 "$WINE" "$(chapter_bin $p)" -h
+        run wine_exec 30 "$(chapter_bin $p)" -h
         [ "$status" -eq 0 ] || fail "$p -h: expected exit 0, got $status: $output"
         assert_output --partial "usage:"
     done
     for args in "-p 70000" "-w 0" "-w 65" "-w x" "-b nowhere" "-p" "extra"; do
-        run timeout 30 "$WINE" "$(chapter_bin echo-iocp.exe)" $args
+        run wine_exec 30 "$(chapter_bin echo-iocp.exe)" $args
         [ "$status" -eq 2 ] || fail "echo-iocp $args: expected exit 2, got $status: $output"
     done
-    run timeout 30 "$WINE" "$(chapter_bin iocp-read.exe)" -t 0 somefile
+    run wine_exec 30 "$(chapter_bin iocp-read.exe)" -t 0 somefile
     assert_failure 2
-    run timeout 30 "$WINE" "$(chapter_bin iocp-read.exe)"
+    run wine_exec 30 "$(chapter_bin iocp-read.exe)"
     assert_failure 2
 }
 

@@ -28,7 +28,7 @@ $(cat "$SERVER_ERR")"
 
 # aio_test_exe NAME: one API test of aio-test.exe; exit 0 and "all checks passed".
 aio_test_exe() {
-    run timeout 120 "$WINE" "$(chapter_bin win/aio-test.exe)" "$1"
+    run wine_exec 120 "$(chapter_bin win/aio-test.exe)" "$1"
     echo "$output" | sed 's/^/# /' >&3
     [ "$status" -eq 0 ] || fail "aio-test.exe $1: exit $status
 $output"
@@ -97,7 +97,7 @@ $output"
     require_all_freed
 }
 @test "echo-aio.exe (iocp): AIO_BACKEND=epoll is refused on Windows, exit 2" {
-    AIO_BACKEND=epoll run timeout 30 "$WINE" "$(chapter_bin win/echo-aio.exe)" -p 0
+    AIO_BACKEND=epoll run wine_exec 30 "$(chapter_bin win/echo-aio.exe)" -p 0
     assert_failure 2
     assert_output --partial "AIO_BACKEND=epoll: no such backend in this program (it has: iocp)"
 }

@@ -92,5 +92,24 @@ wine_require() {
     [ -z "${WINE_SKIP:-}" ] || skip "$WINE_SKIP"
 }
 
+# wine_exec SECONDS PROGRAM [ARGS...]: timeout SECONDS "$WINE" PROGRAM
+# ARGS, for `run`. Every course program says something, when it succeeds
+# and when it fails; a non-zero exit with no output at all is Wine failing
+# to start the program (seen once in a run of every test, six files at
+# once), and it is started once more, with a note. A program that is wrong
+# fails twice.
+wine_exec() {
+    local secs="$1" out="$BATS_TEST_TMPDIR/wine-exec.out" status=0
+    shift
+    timeout "$secs" "$WINE" "$@" >"$out" 2>&1 </dev/null || status=$?
+    if [ "$status" -ne 0 ] && [ "$status" -ne 124 ] && [ ! -s "$out" ]; then
+        echo "# Wine exited with status $status and no output before ${1##*/} said a word: started it again" >&3
+        status=0
+        timeout "$secs" "$WINE" "$@" >"$out" 2>&1 </dev/null || status=$?
+    fi
+    cat "$out"
+    return "$status"
+}
+
 # Stop the server under test with SIGINT (see above) and require exit 0.
 SUITE_STOP_SIGNAL=INT
