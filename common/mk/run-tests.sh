@@ -123,9 +123,8 @@ is_wine() { grep -q '^load \.\./helpers/wine' "$1"; }
 # timeout, an idle period being measured), so the default is two files per
 # CPU. Three per CPU is about 10% faster, and too much for some tests' time
 # bounds: on 2 CPUs it made chapter 02's 2,000 threads under valgrind
-# outgrow 300 s, and one run of echo-rt (uring) leave 795 of 2,000 idle
-# connections unanswered for 60 s. JOBS=1 runs them one by one, in order,
-# with the output live.
+# outgrow 300 s. JOBS=1 runs them one by one, in order, with the output
+# live.
 JOBS="${JOBS:-$(($(nproc 2>/dev/null || echo 1) * 2))}"
 case "$JOBS" in
 '' | *[!0-9]* | 0) echo "JOBS=$JOBS: a number of test files to run at once, 1 or more" >&2; exit 2 ;;
