@@ -115,7 +115,8 @@ is_serial() { head -n 20 "$1" | grep -q '^# test-serial:'; }
 # is_wine FILE: the file runs Windows programs. The Wine files share one
 # prefix, whose wineserver each stops when it is done: they run one after
 # another, beside the other files.
-is_wine() { grep -q '^load \.\./helpers/wine' "$1"; }
+# (A load line inside a test, a fixture written by the test, does not count.)
+is_wine() { awk '/^@test / { exit } /^load \.\.\/helpers\/wine/ { w = 1; exit } END { exit !w }' "$1"; }
 
 # JOBS: how many test files run at once. Each file still runs its own tests
 # one after another, and its output is shown whole, in the usual order, once

@@ -1,3 +1,4 @@
+# test-long: runs the runner itself on fixtures, several files at once, and times them (about 30 s)
 # The test runner itself: its summary line is what learners and CI read, so
 # it must count right and fail when anything fails.
 load ../helpers/common
