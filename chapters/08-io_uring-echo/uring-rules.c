@@ -193,20 +193,34 @@ static void rule_short_send(void)
     close(fds[1]);
 }
 
-static void rule_enobufs(void)
+/* An empty buffer ring of 2 entries, registered as group BGID. */
+static struct io_uring_buf_ring *rules_ring(void)
 {
     struct io_uring_buf_reg reg = {.ring_entries = 2, .bgid = BGID};
     struct io_uring_buf_ring *br;
-    struct io_uring_sqe *sqe;
-    struct io_uring_cqe cqe;
-    static char bufs[2][64];
-    int fds[2];
 
     br = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     expect(br != MAP_FAILED, "mmap: %s", strerror(errno));
     io_uring_buf_ring_init(br);
     reg.ring_addr = (unsigned long)br;
     expect(io_uring_register_buf_ring(&ring, &reg, 0) == 0, "register_buf_ring");
+    return br;
+}
+
+static void rules_ring_free(struct io_uring_buf_ring *br)
+{
+    io_uring_unregister_buf_ring(&ring, BGID);
+    munmap(br, 4096);
+}
+
+static void rule_enobufs(void)
+{
+    struct io_uring_buf_ring *br = rules_ring();
+    struct io_uring_sqe *sqe;
+    struct io_uring_cqe cqe;
+    static char bufs[2][64];
+    int fds[2];
+
     for (int i = 0; i < 2; i++)
         io_uring_buf_ring_add(br, bufs[i], sizeof(bufs[i]), (unsigned short)i,
                               io_uring_buf_ring_mask(2), i);
@@ -243,8 +257,7 @@ static void rule_enobufs(void)
     next_cqe(&cqe);
     expect(cqe.res == 0 && !(cqe.flags & IORING_CQE_F_MORE), "EOF ends the multishot recv");
     close(fds[0]);
-    io_uring_unregister_buf_ring(&ring, BGID);
-    munmap(br, 4096);
+    rules_ring_free(br);
 }
 
 static void rule_emfile(void)
@@ -294,19 +307,13 @@ static void rule_emfile(void)
 
 static void rule_poll_first(void)
 {
-    struct io_uring_buf_reg reg = {.ring_entries = 2, .bgid = BGID};
     struct __kernel_timespec ms100 = {.tv_nsec = 100000000};
-    struct io_uring_buf_ring *br;
+    struct io_uring_buf_ring *br = rules_ring(); /* left empty */
     struct io_uring_sqe *sqe;
     struct io_uring_cqe cqe, *waiting;
     static char buf[64];
     int fds[2], ret;
 
-    br = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    expect(br != MAP_FAILED, "mmap: %s", strerror(errno));
-    io_uring_buf_ring_init(br); /* registered, and left empty */
-    reg.ring_addr = (unsigned long)br;
-    expect(io_uring_register_buf_ring(&ring, &reg, 0) == 0, "register_buf_ring");
     tcp_pair(fds);
     printf("7. single-shot recv, buffer from an empty ring, the peer silent:\n");
     sqe = sqe_for(9);
@@ -339,8 +346,7 @@ static void rule_poll_first(void)
            cqe.res);
     close(fds[0]);
     close(fds[1]);
-    io_uring_unregister_buf_ring(&ring, BGID);
-    munmap(br, 4096);
+    rules_ring_free(br);
 }
 
 int main(int argc, char **argv)
