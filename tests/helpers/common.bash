@@ -307,18 +307,25 @@ syscall_numbers() {
 
 # wait_blocked_in CALL: wait up to 10 s until the server's main thread is
 # asleep inside the system call CALL, so a signal sent next finds it there.
-# Where /proc/PID/syscall cannot say (another architecture), wait 1 s.
+# Where /proc/PID/syscall cannot say (another architecture, or a ptrace
+# policy that hides it even from the parent), wait 1 s.
 wait_blocked_in() {
     local nr i now=""
     require_server_alive
     nr="$(syscall_numbers "$1")"
-    if [ -z "$nr" ] || [ ! -r "/proc/$SERVER_PID/syscall" ]; then
+    # /proc/PID/syscall is read with the shell's own `read`, in the process
+    # that started the server: the kernel shows it only to a process that
+    # may ptrace the server, and under Yama's ptrace_scope=1 (Ubuntu's
+    # default) an ordinary user may ptrace only their descendants; a `cut`
+    # beside the server is not one (root may ptrace anything).
+    if [ -z "$nr" ] || ! read -r now _ <"/proc/$SERVER_PID/syscall" 2>/dev/null; then
         sleep 1
         return 0
     fi
     for ((i = 0; i < 200; i++)); do
         require_server_alive
-        now="$(cut -d' ' -f1 "/proc/$SERVER_PID/syscall" 2>/dev/null)"
+        now=""
+        read -r now _ <"/proc/$SERVER_PID/syscall" 2>/dev/null || true
         if [[ "$now" =~ ^($nr)$ ]] && grep -q '^State:.*(sleeping)' "/proc/$SERVER_PID/status"; then
             return 0
         fi
