@@ -27,6 +27,11 @@
 #   wait_blocked_in CALL      wait until the server sleeps inside CALL
 #   cpu_ticks PID, rss_kb PID, written_bytes PID   from /proc
 #
+# and, for what root has and an ordinary account may not (see "Limits" below):
+#
+#   require_fds N             N open files in one process: raise the soft limit, or skip
+#   require_memlock KIB WHAT  KIB KiB of pinned memory (io_uring), or skip
+#
 # With VALGRIND=1 (make test VALGRIND=1), server_start runs the course's
 # own programs under valgrind's memcheck, and server_stop fails the test
 # when valgrind found an error or a leak (see "VALGRIND=1" below).
@@ -410,6 +415,76 @@ san_slowdown() {
     */san-*) echo 3 ;;
     *) echo 1 ;;
     esac
+}
+
+# ---- limits: what root has and an ordinary account may not ---------------------
+#
+# Root may raise any limit; an ordinary account gets at most its hard
+# limits. Debian gives one a soft limit of 1024 open files (the hard limit
+# is higher), which make test (common/mk/run-tests.sh) raises to the hard
+# limit before any test starts. A test that needs more than the hard limit
+# allows skips at once, saying how much it needs and how to raise it,
+# rather than failing a minute later.
+
+# course_fd_hard: the hard limit on open files, as a number ("unlimited"
+# is fs.nr_open, the most a process may have).
+course_fd_hard() {
+    local hard
+    hard=$(ulimit -Hn)
+    if [ "$hard" = unlimited ]; then
+        hard=$(cat /proc/sys/fs/nr_open 2>/dev/null || echo 1048576)
+    fi
+    echo "$hard"
+}
+
+# course_fd_advice N: how to raise the hard limit on open files to N.
+course_fd_advice() {
+    echo "raise the hard limit to $1 or more: for an account, the line '${USER:-$(id -un)} hard nofile $1' in /etc/security/limits.conf (from its next login); for a systemd unit, LimitNOFILE=$1 in its [Service] section; for a container, docker run --ulimit nofile=$1 (make test raises the soft limit to the hard one itself)"
+}
+
+# require_fds N: this test needs N open files in one process (a server
+# holding N - 64 connections, say). Raises this shell's soft limit to N if
+# it is lower (the servers and clients the test starts inherit it), or
+# skips, saying why, where the hard limit is below N. In a file that loads
+# wine.bash, the wineserver (which holds every Windows socket) must have
+# room too: see wine_require_fds.
+require_fds() {
+    local need="$1" hard soft
+    [[ "$need" =~ ^[1-9][0-9]*$ ]] || fail "require_fds: '$need' is not a number of files"
+    hard=$(course_fd_hard)
+    [ "$hard" -ge "$need" ] ||
+        skip "needs $need open files in one process, and the hard limit here is $hard (ulimit -Hn): $(course_fd_advice "$need")"
+    soft=$(ulimit -Sn)
+    if [ "$soft" != unlimited ] && [ "$soft" -lt "$need" ]; then
+        ulimit -Sn "$need" || fail "require_fds: could not raise the soft limit from $soft to $need (hard: $hard)"
+    fi
+    if declare -F wine_require_fds >/dev/null; then
+        wine_require_fds "$need"
+    fi
+}
+
+# require_memlock KIB WHAT: WHAT pins KIB KiB of memory (io_uring's
+# registered buffers; on some kernels, 6.18 among them, its rings as well).
+# Unless the process has CAP_IPC_LOCK (root has it, though not in a
+# container with Docker's default capabilities), pinned memory counts
+# against RLIMIT_MEMLOCK, summed over every process of the user. Raises the
+# soft limit to KIB if it is lower, or skips, saying why, where the hard
+# limit is below it.
+require_memlock() {
+    local need="$1" what="$2" caps soft hard
+    caps=$(awk '/^CapEff:/ { print $2 }' /proc/self/status 2>/dev/null)
+    if [ -n "$caps" ] && (((16#$caps >> 14) & 1)); then
+        return 0 # CAP_IPC_LOCK: nothing is counted
+    fi
+    soft=$(ulimit -Sl) hard=$(ulimit -Hl)
+    if [ "$soft" = unlimited ] || [ "$soft" -ge "$need" ]; then
+        return 0
+    fi
+    if [ "$hard" = unlimited ] || [ "$hard" -ge "$need" ]; then
+        ulimit -Sl "$need" || fail "require_memlock: could not raise the soft limit from $soft KiB to $need KiB (hard: $hard)"
+        return 0
+    fi
+    skip "$what pins $need KiB of memory, which counts against the locked-memory limit of a process without CAP_IPC_LOCK, and the hard limit here is $hard KiB (ulimit -Hl): raise it to $need or more: for an account, the line '${USER:-$(id -un)} hard memlock $need' in /etc/security/limits.conf (from its next login); for a systemd unit, LimitMEMLOCK=${need}K; for a container, docker run --ulimit memlock=$((need * 1024))"
 }
 
 # ---- VALGRIND=1 ------------------------------------------------------------------

@@ -740,11 +740,12 @@ $(ls -l "/proc/$SERVER_PID/fd" 2>/dev/null)"
 }
 
 # suite_hold_idle N: echo-load --idle opens N connections to $PORT, checks
-# each with one echo and holds them (ulimit -n 8192); returns once it says
-# it holds them all (the server is reported gone otherwise), with its pid in
-# SUITE_HOLDER_PID. Stop it with kill -TERM.
+# each with one echo and holds them (require_fds: N + 64 open files);
+# returns once it says it holds them all (the server is reported gone
+# otherwise), with its pid in SUITE_HOLDER_PID. Stop it with kill -TERM.
 suite_hold_idle() {
     local n="$1" holder="$BATS_TEST_TMPDIR/holder.out" i s
+    require_fds $((n + 64))
     # a slower build gets longer (valgrind starts a thread per connection of
     # chapter 02's server in about 40 ms: 2,000 of them take over a minute),
     # within the runner's 300 s per test
@@ -793,9 +794,12 @@ suite_server_snapshot() {
 # per connection. Prints the figure. As chapter 14's c10k.sh measures it,
 # with fewer connections. In a sanitizer build (SAN=...) the bound is not
 # checked: redzones and shadow memory are the sanitizer's, not the server's.
+# The server, and echo-load, get N + 64 open files (require_fds; the test
+# skips at once where the hard limit is lower).
 suite_idle_memory() {
     local n="$1" max="$2" hpid rss0 rss1 each bound check fd
-    server_start bash -c 'ulimit -n 8192 && exec "$@"' _ "${SERVER_CMD[@]}" -p 0
+    require_fds $((n + 64))
+    server_start "${SERVER_CMD[@]}" -p 0
     conn_open fd
     expect_echo "$fd" "warming up"
     exec {fd}>&-
@@ -819,10 +823,13 @@ suite_idle_memory() {
 # --idle checks each one echoes, then holds it), and meanwhile a new client
 # is served at once and 10 more echo 100 messages each with every byte
 # checked. Reports the server's resident memory per idle connection. Both
-# the server and the holder get a raised fd limit (ulimit -n 8192).
+# the server and the holder get N + 64 open files (require_fds; the test
+# skips at once where the hard limit is lower, or under Wine where the
+# wineserver's is).
 suite_many_idle() {
     local n="${1:-2000}" hpid rss0 rss1 fd
-    server_start bash -c 'ulimit -n 8192 && exec "$@"' _ "${SERVER_CMD[@]}" -p 0
+    require_fds $((n + 64))
+    server_start "${SERVER_CMD[@]}" -p 0
     rss0=$(rss_kb "$SERVER_PID")
     suite_hold_idle "$n"
     hpid=$SUITE_HOLDER_PID

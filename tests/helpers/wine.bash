@@ -12,6 +12,9 @@
 # in an existing one well under a second. Each test file starts that
 # prefix's wineserver itself, detached from bats' file descriptors, and
 # stops it (with every Windows process of the prefix) when the file is done.
+# Every socket of a Windows program is a descriptor of the wineserver: it
+# starts with the soft limit on open files raised to the hard one, and
+# require_fds (common.bash) skips a test it has no room for.
 #
 # Stopping servers: under Wine, SIGINT reaches a Windows program as Ctrl-C
 # (CTRL_C_EVENT, which its SetConsoleCtrlHandler() handler turns into a
@@ -77,8 +80,55 @@ wine_setup_file() {
     # A wineserver (and Wine's own services) started by a test would inherit
     # bats' descriptors and keep the test waiting: start them here, with none.
     # (It exits at once, with an error, when one is running already: fine.)
-    "$WINESERVER" -p </dev/null >/dev/null 2>&1 3>&- || true
+    # The wineserver holds a descriptor for every socket of every Windows
+    # program: it gets a soft limit on open files as high as the hard limit
+    # allows, as make test gives every test (bats run by hand may have 1024).
+    (
+        ulimit -Sn "$(course_fd_hard)" 2>/dev/null
+        exec "$WINESERVER" -p
+    ) </dev/null >/dev/null 2>&1 3>&- || true
     "$WINE" cmd.exe /c exit 0 </dev/null >/dev/null 2>&1 3>&- || true
+    # What it got, for wine_require_fds (empty where it cannot be read).
+    WINESERVER_PID="" WINESERVER_FDS=""
+    if WINESERVER_PID=$(wineserver_pid); then
+        WINESERVER_FDS=$(awk '/^Max open files/ { print $4 }' "/proc/$WINESERVER_PID/limits" 2>/dev/null)
+    fi
+    export WINESERVER_PID WINESERVER_FDS
+}
+
+# wineserver_pid: the pid of the wineserver of $WINEPREFIX, if one runs. It
+# works in a folder named for the prefix's device and inode numbers.
+wineserver_pid() {
+    local dev ino want p c
+    read -r dev ino < <(stat -c '%d %i' "$WINEPREFIX" 2>/dev/null) || return 1
+    want=$(printf 'server-%x-%x' "$dev" "$ino")
+    for p in /proc/[0-9]*; do
+        read -r c 2>/dev/null <"$p/comm" || continue
+        [[ "$c" == wineserver* ]] || continue
+        if [[ "$(readlink "$p/cwd" 2>/dev/null)" == */"$want" ]]; then
+            echo "${p#/proc/}"
+            return 0
+        fi
+    done
+    return 1
+}
+
+# wine_require_fds N (require_fds calls it in a Wine file): under Wine the
+# sockets of a Windows program are descriptors of the wineserver, another
+# process, with the limit it started with. Skip at once where it cannot
+# hold N of them beside its own: 245 with echo-iocp.exe listening, and
+# 2,224 with 2,000 idle connections to it (measured with Wine 8, Debian 12).
+WINESERVER_OWN_FDS=400
+wine_require_fds() {
+    local need=$(($1 + WINESERVER_OWN_FDS))
+    [ -z "${WINE_SKIP:-}" ] || skip "$WINE_SKIP"
+    [ -n "${WINESERVER_FDS:-}" ] || return 0 # not known: the test will tell
+    if [ "$WINESERVER_FDS" != unlimited ] && [ "$WINESERVER_FDS" -lt "$need" ]; then
+        if [ "$(course_fd_hard)" -lt "$need" ]; then
+            skip "under Wine every socket is also a descriptor of the wineserver: this test needs about $need open files there, and the hard limit here is $(course_fd_hard) (ulimit -Hn): $(course_fd_advice "$need")"
+        fi
+        skip "under Wine every socket is also a descriptor of the wineserver: this test needs about $need open files there, and the wineserver of $WINEPREFIX (pid $WINESERVER_PID), started before this file with a soft limit of $WINESERVER_FDS, has fewer; stop it (WINEPREFIX=$WINEPREFIX $WINESERVER -k) and run the tests again"
+    fi
 }
 
 wine_teardown_file() {
