@@ -93,7 +93,7 @@ load ../helpers/echo_suite
 # fds and a couple of clients, accept() returns 1024 = FD_SETSIZE.
 @test "echo-select: a client whose fd would be >= FD_SETSIZE is refused cleanly, others go on" {
     local fds=() served=() refused=0 i fd line
-    bash -c 'ulimit -n 2048' 2>/dev/null || skip "needs ulimit -n above 1024 (hard limit: $(ulimit -Hn))"
+    require_fds 2048
     server_start bash -c 'ulimit -n 2048 && for ((i = 8; i < 1024; i++)); do eval "exec $i</dev/null"; done && exec "$@"' _ "$(chapter_bin echo-select)" -p 0
     for ((i = 0; i < 8 && refused == 0; i++)); do
         exec {fd}<>"/dev/tcp/127.0.0.1/$PORT"
@@ -119,6 +119,7 @@ load ../helpers/echo_suite
 # ---- poll-cost -------------------------------------------------------------
 
 @test "poll-cost -q: a call with 1,000 idle connections costs more than with 10" {
+    require_fds 1016 # poll-cost holds 1,000 connections (and 16 more fds) in each of two processes
     run timeout 120 "$(chapter_bin poll-cost)" -q
     assert_success
     sed "s/^/# /" <<<"$output" >&3

@@ -153,6 +153,7 @@ $(csv_rows "$csv")"
 
 @test "c10k.sh -n 1000: two event-driven servers hold every connection, say what each costs, and serve a new client" {
     local csv="$BATS_TEST_TMPDIR/c10k.csv"
+    require_fds 1064 # c10k.sh: n + 64 in the server, as many in echo-load
     run timeout 120 "$CH14/c10k.sh" -n 1000 -s echo-epoll-lt,echo-uring -o "$csv"
     [ "$status" -eq 0 ] || fail "c10k.sh exited with $status: $output"
     assert_output --partial "target: at most 4096 bytes of server memory per idle connection"
