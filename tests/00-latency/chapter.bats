@@ -136,7 +136,12 @@ $(cat "$OUT/text")"
 }
 
 @test "on tmpfs the uncached read says it cannot be measured, and why" {
+    local free_kb
     [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] || skip "/dev/shm is not a tmpfs here"
+    # root may write anywhere; an ordinary account only where the mode says
+    [ -w /dev/shm ] && [ -x /dev/shm ] || skip "/dev/shm is not writable by $(id -un) here: $(ls -ld /dev/shm)"
+    free_kb=$(df -Pk /dev/shm | awk 'NR == 2 { print $4 }')
+    [ "${free_kb:-0}" -ge 8192 ] || skip "/dev/shm has ${free_kb:-no} KiB free, and latency -q writes a 4 MiB file there"
     run timeout 60 "$LATENCY" -q -d /dev/shm
     assert_success
     run grep -F "uncached read (4 KiB)" <<<"$output"
