@@ -148,6 +148,8 @@ SIZES=(0 1 4096 100001 $((1024 * 1024 + 13)))
 
 @test "uring-cp -l (linked), -f (registered buffers) and both copy byte for byte" {
     uring_require
+    # -f registers 32 buffers of 64 KiB (2 MiB), and the ring takes up to 32 KiB more
+    require_memlock $((32 * 64 + 64)) "uring-cp -f -b 64k"
     local opts in="$BATS_TEST_TMPDIR/in"
     payload "$in" $((3 * 1024 * 1024 + 5))
     for opts in "-l" "-f" "-l -f" "-l -f -q 1"; do
@@ -159,6 +161,7 @@ SIZES=(0 1 4096 100001 $((1024 * 1024 + 13)))
 
 @test "uring-cp finishes short reads and short writes where they stopped (uring-short)" {
     uring_require
+    require_memlock $((32 * 16 + 64)) "uring-cp -f -b 16k"
     local opts in="$BATS_TEST_TMPDIR/in"
     payload "$in" $((1024 * 1024 + 13))
     for opts in "" "-f" "-q 1" "-l"; do # -l: only writes are shortened (see uring-short.c)
