@@ -103,6 +103,30 @@ make_fixture() {
     assert_line --index -1 "tests: 2 passed, 0 failed, 2 skipped"
 }
 
+# An ordinary account on Debian starts with a soft limit of 1024 open files
+# and a higher hard limit; the tests need more (2,000 idle connections).
+@test "the first line says which limits the run has: the soft open-file limit raised to the hard one, before any test" {
+    local fx hard low
+    fx=$(make_fixture)
+    hard=$(course_fd_hard)
+    [ "$hard" -gt 64 ] || skip "the hard limit on open files is $hard here: nothing to raise from 64"
+    low=64
+    { echo '@test "sees the raised limit" { echo "# soft $(ulimit -Sn)" >&3; [ "$(ulimit -Sn)" -gt '"$low"' ]; }'; } \
+        >"$fx/tests/01-demo/chapter.bats"
+    COURSE_TESTS="$fx" run bash -c 'ulimit -Sn "$1" && exec "$2"' _ "$low" "$TOP/common/mk/run-tests.sh"
+    assert_success
+    assert_line --index 0 --regexp "^limits for $(id -un) \(uid $(id -u)\): open files $hard \(soft limit raised from $low[;) ].*, locked memory .*, processes .*\$"
+    assert_line "# soft $hard"
+    assert_line --index -1 "tests: 1 passed, 0 failed, 0 skipped"
+    # under the hard limit the tests need, the second line says so and how to raise it
+    if [ "$hard" -ge 2464 ]; then
+        COURSE_TESTS="$fx" run bash -c 'ulimit -n 1000 && exec "$1"' _ "$TOP/common/mk/run-tests.sh"
+        assert_success
+        assert_line --index 0 --regexp "^limits for .*: open files 1000 \(soft limit = hard limit\), "
+        assert_line --index 1 --regexp "^  the tests that hold 2,000 connections need up to 2464 open files, and skip with fewer; .*/etc/security/limits.conf.*LimitNOFILE="
+    fi
+}
+
 @test "a test that hangs is stopped and reported, and a file that leaves a process running fails" {
     local fx; fx=$(make_fixture)
     cp "$BATS_TEST_DIRNAME/fixtures/hang.bats.txt" "$fx/tests/01-demo/chapter.bats"
