@@ -48,7 +48,6 @@ if [ "$(uname -s)" = Linux ]; then
     else
         echo "  older than 5.19: the modern io_uring parts of chapter 08 will be skipped."
     fi
-    echo "  open files limit (ulimit -n): $(ulimit -n) soft, $(ulimit -Hn) hard"
 
     echo
     echo "io_uring"
@@ -60,8 +59,8 @@ if [ "$(uname -s)" = Linux ]; then
         esac
     fi
     probe_dir="${BUILD:-$top/build}/doctor"
-    mkdir -p "$probe_dir"
-    if gcc -std=c11 -D_GNU_SOURCE -O1 -o "$probe_dir/uring-allowed" "$top/common/mk/uring-allowed.c" 2>/dev/null; then
+    mkdir -p "$probe_dir" 2>/dev/null
+    if cc_err=$(gcc -std=c11 -D_GNU_SOURCE -O1 -o "$probe_dir/uring-allowed" "$top/common/mk/uring-allowed.c" 2>&1); then
         if msg=$("$probe_dir/uring-allowed" 2>&1); then
             echo "  probe: $msg"
         else
@@ -69,8 +68,39 @@ if [ "$(uname -s)" = Linux ]; then
             echo "  The io_uring tests (chapters 07, 08, and the io_uring backends later) will skip."
         fi
     else
-        echo "  probe: could not compile the probe (no C compiler?)"
+        echo "  probe: could not compile the probe into $probe_dir: $(head -n 1 <<<"${cc_err:-no C compiler?}")"
     fi
+fi
+
+echo
+echo "Limits of $(id -un) (make test raises each soft limit to the hard one)"
+fd_hard=$(ulimit -Hn)
+echo "  open files (ulimit -n): $(ulimit -Sn) soft, $fd_hard hard"
+# 2,000 idle connections + 64, + 400 for the wineserver (tests/helpers/wine.bash)
+if [ "$fd_hard" != unlimited ] && [ "$fd_hard" -lt 2464 ]; then
+    echo "  The tests that hold 2,000 connections need up to 2464 open files: they will skip."
+    echo "  To raise the hard limit: the line '$(id -un) hard nofile 4096' in /etc/security/limits.conf"
+    echo "  (from the next login), or LimitNOFILE=4096 for a systemd unit."
+fi
+ml_hard=$(ulimit -Hl)
+caps=$(awk '/^CapEff:/ { print $2 }' /proc/self/status 2>/dev/null)
+if [[ "$caps" =~ ^[0-9a-f]+$ ]] && (((16#$caps >> 14) & 1)); then
+    echo "  locked memory (ulimit -l): $(ulimit -Sl) soft, $ml_hard hard (KiB); not counted here (CAP_IPC_LOCK)"
+else
+    echo "  locked memory (ulimit -l): $(ulimit -Sl) soft, $ml_hard hard (KiB); io_uring's registered buffers"
+    echo "  count against it (its rings too on some kernels, 6.18 among them), for all of $(id -un)'s processes together"
+    if [ "$ml_hard" != unlimited ] && [ "$ml_hard" -lt 4096 ]; then
+        echo "  The io_uring tests pin up to about 4096 KiB at once: with less, some skip and some fail (ENOMEM)."
+        echo "  To raise the hard limit: the line '$(id -un) hard memlock 8192' in /etc/security/limits.conf,"
+        echo "  or LimitMEMLOCK=8M for a systemd unit."
+    fi
+fi
+echo "  processes (ulimit -u): $(ulimit -u); chapter 02's tests start 2,000 threads at once"
+if [ -r /proc/sys/kernel/yama/ptrace_scope ]; then
+    case "$(cat /proc/sys/kernel/yama/ptrace_scope)" in
+    0 | 1) echo "  kernel.yama.ptrace_scope = $(cat /proc/sys/kernel/yama/ptrace_scope): strace may trace the programs it starts." ;;
+    *) echo "  kernel.yama.ptrace_scope = $(cat /proc/sys/kernel/yama/ptrace_scope): strace may not trace here; the tests that count system calls will skip." ;;
+    esac
 fi
 
 echo
