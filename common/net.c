@@ -21,6 +21,9 @@ _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "a signal handler may only touch lock-
 /* Read by the signal handler: volatile sig_atomic_t, so the handler sees
  * every store in program order. */
 static volatile sig_atomic_t net__stop_wfd = -1;
+/* The sockets the handler shuts down (net_stop_set_listener/_client). */
+static volatile sig_atomic_t net__stop_listen_fd = -1;
+static volatile sig_atomic_t net__stop_client_fd = -1;
 
 static void net__usage(FILE *to, const char *prog, const char *summary,
                        const struct net_cli_extra *extra)
@@ -290,12 +293,19 @@ ssize_t net_read_exact(int fd, void *data, size_t len)
     return (ssize_t)done;
 }
 
+/* snippet: handler */
 static void net__on_signal(int sig)
 {
     int saved = errno, wfd = net__stop_wfd;
+    int client = net__stop_client_fd, listener = net__stop_listen_fd;
     char c = (char)sig;
 
     net_stop_requested = 1;
+    /* shutdown() is async-signal-safe (signal-safety(7)) */
+    if (client >= 0)
+        shutdown(client, SHUT_RDWR); /* read() returns 0, write() fails with EPIPE */
+    if (listener >= 0)
+        shutdown(listener, SHUT_RDWR); /* accept() fails with EINVAL (Linux) */
     if (wfd >= 0) {
         /* write() is async-signal-safe; if the pipe is full a wake-up is
          * already pending, so EAGAIN is fine to ignore. */
@@ -304,6 +314,7 @@ static void net__on_signal(int sig)
     }
     errno = saved;
 }
+/* end snippet */
 
 void net_on_shutdown_signals(void)
 {
@@ -317,6 +328,24 @@ void net_on_shutdown_signals(void)
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 }
+
+void net_stop_set_listener(int fd)
+{
+    net__stop_listen_fd = fd;
+}
+
+/* snippet: set-client */
+bool net_stop_set_client(int fd)
+{
+    net__stop_client_fd = fd;
+    /* The flag is read after the store above, never before (the fence keeps
+     * the compiler from swapping them; the handler runs on this thread, so
+     * no more is needed): a signal that came earlier set the flag but found
+     * no fd to shut down, and one that comes later finds the fd. */
+    atomic_signal_fence(memory_order_seq_cst);
+    return fd < 0 || !net_stop_requested;
+}
+/* end snippet */
 
 int net_stop_pipe(void)
 {

@@ -16,6 +16,7 @@
 
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -88,6 +89,24 @@ ssize_t net_read_exact(int fd, void *data, size_t len);
  * from other threads (volatile gives no ordering between threads). */
 extern atomic_int net_stop_requested;
 void net_on_shutdown_signals(void);
+
+/* A flag alone cannot stop a thread that sleeps in accept(), read() or
+ * write(): a signal that lands after the loop tested the flag and before
+ * the thread entered the call sets the flag, and the call then sleeps on
+ * (chapter 01's stop-race shows it). So the handler also shuts down the
+ * sockets given here: on Linux, accept() on a listener shut down fails at
+ * once with EINVAL, read() on a connection shut down returns 0 once the
+ * bytes already queued are read, and write() fails with EPIPE, whether the
+ * thread is in the call already or enters it later. For servers whose one
+ * thread serves one connection at a time (chapters 01 and 12).
+ *
+ * net_stop_set_listener(fd): the listener, before its port is printed.
+ * net_stop_set_client(fd): the connection being served, as soon as accept()
+ *   returns, and -1 before it is closed (a closed number is soon another
+ *   file's). Returns false when a stop was requested before fd was set: the
+ *   handler could not shut it down, so the caller must stop now. */
+void net_stop_set_listener(int fd);
+bool net_stop_set_client(int fd);
 
 /* A self-pipe: after net_stop_pipe(), the returned fd becomes readable when
  * SIGINT or SIGTERM arrives (and net_stop_requested is set). Event loops put

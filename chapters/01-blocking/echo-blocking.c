@@ -16,9 +16,10 @@
  * Nagle's algorithm on (no TCP_NODELAY) to show what it costs after short
  * writes (the chapter's README measures it).
  *
- * Shutdown: SIGINT/SIGTERM set net_stop_requested. The handler is installed
- * without SA_RESTART, so a blocked accept() or read() returns -1/EINTR, and
- * the loops below look at the flag before blocking again.
+ * Shutdown: SIGINT/SIGTERM set net_stop_requested, and the handler (net.c)
+ * also shuts down the listener and the connection being served, so that
+ * the call the thread sleeps in ends whatever moment the signal comes at:
+ * before the call (a flag alone would be missed then), during it, or after.
  *
  * Build and run, from the repository root:
  *     make -C chapters/01-blocking
@@ -56,18 +57,19 @@ static enum echo_end echo_client(int fd, const char *who, unsigned long long *ec
 
     for (;;) {
         ssize_t n = read(fd, buf, sizeof(buf)); /* sleeps until bytes or EOF arrive */
+        if (n <= 0 && net_stop_requested)
+            return ECHO_STOP; /* EINTR, or the 0 of a connection the handler shut down */
         if (n == 0)
             return ECHO_CLIENT_LEFT; /* EOF: every byte it sent has been echoed */
         if (n < 0) {
-            if (errno == EINTR) {
-                if (net_stop_requested)
-                    return ECHO_STOP;
-                continue;
-            }
+            if (errno == EINTR)
+                continue; /* another signal's handler ran: read again */
             fprintf(stderr, "echo-blocking: read(fd=%d, %s): %s\n", fd, who, strerror(errno));
             return ECHO_CLIENT_LEFT;
         }
         ssize_t w = net_write_all(fd, buf, (size_t)n); /* sleeps until the kernel took all */
+        if (w < 0 && net_stop_requested)
+            return ECHO_STOP; /* EINTR, or EPIPE on a connection shut down */
         if (w < 0) {
             fprintf(stderr, "echo-blocking: write(fd=%d, %s): %s\n", fd, who, strerror((int)-w));
             return ECHO_CLIENT_LEFT;
@@ -121,7 +123,11 @@ int main(int argc, char **argv)
                   &extra);
     setvbuf(stdout, NULL, _IOLBF, 0); /* each log line out as it happens, even into a file */
     net_on_shutdown_signals();
-    listen_fd = net_listen_or_die(&cli, ECHO_BACKLOG);
+    listen_fd = net_listen(cli.addr, cli.port, ECHO_BACKLOG);
+    if (listen_fd < 0)
+        net_die(-listen_fd, "listen on %s:%d", cli.addr, cli.port);
+    net_stop_set_listener(listen_fd); /* before the port is printed: a signal may follow at once */
+    net_announce(listen_fd);
 
     /* snippet: accept-loop */
     while (!net_stop_requested) {
@@ -132,10 +138,16 @@ int main(int argc, char **argv)
 
         int fd = accept(listen_fd, (struct sockaddr *)&peer, &peer_len); /* sleeps */
         if (fd < 0) {
+            if (net_stop_requested)
+                break; /* EINTR, or EINVAL from the listener the handler shut down */
             if (errno == EINTR || echo__accept_error_is_transient(errno))
-                continue; /* EINTR: the loop condition looks at the flag */
+                continue;
             fprintf(stderr, "echo-blocking: accept(fd=%d): %s\n", listen_fd, strerror(errno));
             status = 1;
+            break;
+        }
+        if (!net_stop_set_client(fd)) { /* the signal came before the handler could see fd */
+            close(fd);
             break;
         }
         /* An echo often goes out in pieces (short writes). Nagle's algorithm
@@ -147,6 +159,7 @@ int main(int argc, char **argv)
         echo__peer_name(&peer, who, sizeof(who));
         printf("client %s connected\n", who);
         enum echo_end end = echo_client(fd, who, &echoed);
+        net_stop_set_client(-1);
         close(fd);
         printf("client %s done, %llu bytes echoed\n", who, echoed);
         if (end == ECHO_STOP)

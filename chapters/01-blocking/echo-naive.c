@@ -15,8 +15,8 @@
  *
  * It is a separate program, not a flag of echo-blocking, so that
  * echo-blocking.c holds only code worth copying. Everything else (the
- * contract: -b/-p/-h, SIGINT/SIGTERM, TCP_NODELAY, the log lines) is the
- * same; only echo-blocking's -N, a demonstration switch, is left out.
+ * contract: -b/-p/-h, SIGINT/SIGTERM, TCP_NODELAY, the log
+ * lines) is the same; only echo-blocking's -N, a demonstration switch, is left out.
  */
 #include "net.h"
 
@@ -39,19 +39,20 @@ static enum echo_end echo_client(int fd, const char *who, unsigned long long *ec
 
     for (;;) {
         ssize_t n = read(fd, buf, sizeof(buf));
+        if (n <= 0 && net_stop_requested)
+            return ECHO_STOP;
         if (n == 0)
             return ECHO_CLIENT_LEFT;
         if (n < 0) {
-            if (errno == EINTR) {
-                if (net_stop_requested)
-                    return ECHO_STOP;
+            if (errno == EINTR)
                 continue;
-            }
             fprintf(stderr, "echo-naive: read(fd=%d, %s): %s\n", fd, who, strerror(errno));
             return ECHO_CLIENT_LEFT;
         }
         /* snippet: naive-write */
         if (write(fd, buf, (size_t)n) < 0) { /* BUG: a short count loses the rest */
+            if (net_stop_requested)
+                return ECHO_STOP;
             fprintf(stderr, "echo-naive: write(fd=%d, %s): %s\n", fd, who, strerror(errno));
             return ECHO_CLIENT_LEFT;
         }
@@ -77,7 +78,11 @@ int main(int argc, char **argv)
                   "Echo server that ignores short writes (a bug, for demonstration).", NULL);
     setvbuf(stdout, NULL, _IOLBF, 0);
     net_on_shutdown_signals();
-    listen_fd = net_listen_or_die(&cli, ECHO_BACKLOG);
+    listen_fd = net_listen(cli.addr, cli.port, ECHO_BACKLOG);
+    if (listen_fd < 0)
+        net_die(-listen_fd, "listen on %s:%d", cli.addr, cli.port);
+    net_stop_set_listener(listen_fd);
+    net_announce(listen_fd);
 
     while (!net_stop_requested) {
         struct sockaddr_in peer;
@@ -87,16 +92,23 @@ int main(int argc, char **argv)
 
         int fd = accept(listen_fd, (struct sockaddr *)&peer, &peer_len);
         if (fd < 0) {
+            if (net_stop_requested)
+                break;
             if (errno == EINTR || errno == ECONNABORTED)
                 continue;
             fprintf(stderr, "echo-naive: accept(fd=%d): %s\n", listen_fd, strerror(errno));
             status = 1;
             break;
         }
+        if (!net_stop_set_client(fd)) {
+            close(fd);
+            break;
+        }
         net_set_nodelay(fd); /* as in echo-blocking: no Nagle stalls after short writes */
         echo__peer_name(&peer, who, sizeof(who));
         printf("client %s connected\n", who);
         enum echo_end end = echo_client(fd, who, &echoed);
+        net_stop_set_client(-1);
         close(fd);
         printf("client %s done, %llu bytes echoed\n", who, echoed);
         if (end == ECHO_STOP)

@@ -161,18 +161,33 @@ int main(int argc, char **argv)
     int lfd;
 
     net_cli_parse(&cli, argc, argv, "A tiny HTTP/1.0 server, one client at a time.", &extra);
-    net_on_shutdown_signals(); /* before listening: a test may signal as soon as it sees the port */
-    lfd = net_listen_or_die(&cli, 128);
+    /* Before listening: a test may signal as soon as it sees the port. The
+     * handler also shuts down the listener and the client being served, so
+     * a signal between the flag test and accept() or recv() is not lost
+     * (chapter 01, "Signals, EINTR, and stopping a blocked server"). */
+    net_on_shutdown_signals();
+    lfd = net_listen(cli.addr, cli.port, 128);
+    if (lfd < 0)
+        net_die(-lfd, "listen on %s:%d", cli.addr, cli.port);
+    net_stop_set_listener(lfd);
+    net_announce(lfd);
     while (!net_stop_requested) {
         int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
         if (fd < 0) {
+            if (net_stop_requested)
+                break; /* EINTR, or EINVAL from the listener shut down */
             if (errno != EINTR && errno != ECONNABORTED)
                 fprintf(stderr, "accept(fd=%d): %s\n", lfd, strerror(errno));
             if (errno == EMFILE || errno == ENFILE)
                 delay(100); /* the client waits in the backlog; do not spin */
             continue;
         }
+        if (!net_stop_set_client(fd)) {
+            close(fd);
+            break;
+        }
         serve(fd, &o);
+        net_stop_set_client(-1);
         close(fd);
     }
     close(lfd);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # Chapter 01: blocking I/O. The programs of chapters/01-blocking/:
-# blocking-cat, file-readiness, echo-blocking, echo-naive, short-write-demo.
+# blocking-cat, file-readiness, echo-blocking, echo-naive, short-write-demo,
+# stop-race.
 
 bats_require_minimum_version 1.5.0
 load ../helpers/common
@@ -219,6 +220,45 @@ setup() {
     assert_success
     assert_output hello
     stop_within 5 TERM
+}
+
+@test "echo-naive stops as echo-blocking does: 40 starts, SIGTERM at another moment each time, all exit 0" {
+    SERVER_CMD=("$(chapter_bin echo-naive)")
+    suite_stop_anytime 40
+}
+
+# ---- stop-race: a stop flag and a blocking call --------------------------------
+
+@test "stop-race flag: a SIGTERM between the flag test and read() is lost: read() sleeps until the 1 s watchdog" {
+    run timeout 10 "$(chapter_bin stop-race)" flag
+    [ "$status" -eq 1 ] || fail "expected exit status 1 (the signal lost), got $status: $output"
+    assert_line --index 0 "flag tested: 0"
+    assert_line --index 1 "SIGTERM sent: its handler ran and set the flag to 1"
+    assert_line --index 2 --regexp '^read\(\) on the connection returned -1 \(Interrupted system call\) after (0\.9[5-9]|1\.[0-9][0-9]) s$'
+    assert_line --index 3 --partial "the signal was lost"
+}
+
+@test "stop-race shutdown: the handler shuts the sockets down, so read() returns 0 and accept() fails with EINVAL at once" {
+    run timeout 10 "$(chapter_bin stop-race)" shutdown
+    assert_success
+    assert_line --index 2 --regexp '^read\(\) on the connection returned 0 after 0\.[0-4][0-9] s$'
+    assert_line --index 3 "accept() on the listener returned -1 (Invalid argument)"
+    assert_line --index 4 --partial "stopped at once"
+}
+
+@test "stop-race ppoll: SIGTERM blocked outside ppoll() waits, pending, and interrupts ppoll() at once" {
+    run timeout 10 "$(chapter_bin stop-race)" ppoll
+    assert_success
+    assert_line --index 1 "SIGTERM sent: blocked, so it waits, pending; the flag is still 0"
+    assert_line --index 2 --regexp '^ppoll\(\) on the connection, with SIGTERM unblocked, returned -1 \(Interrupted system call\) after 0\.[0-4][0-9] s$'
+    assert_line --index 3 --partial "stopped at once"
+}
+
+@test "stop-race with a wrong argument: usage on stderr, exit 2" {
+    run --separate-stderr "$(chapter_bin stop-race)" sometimes
+    assert_failure 2
+    assert_equal "$output" ""
+    [[ "$stderr" == "usage: stop-race flag|shutdown|ppoll"* ]] || fail "expected the usage on stderr, got: $stderr"
 }
 
 # load_seconds ARGS...: start echo-blocking ARGS under short writes, run

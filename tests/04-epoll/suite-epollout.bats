@@ -69,6 +69,11 @@ setup() {
     untraced suite_sigterm_with_clients
 }
 
+@test "epollout: 40 starts, each stopped at another moment (just after listening, after a connect, mid-echo, after 0-2 ms), all exit 0 within 3 s" {
+    suite_case stop_anytime
+    untraced suite_stop_anytime 40
+}
+
 @test "epollout: every byte survives short reads and writes, EINTR and EAGAIN (faults shim)" {
     suite_case faults
     untraced suite_faults_for readiness

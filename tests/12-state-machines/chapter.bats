@@ -193,3 +193,9 @@ free_port() {
     stop_within 5 TERM
     exec {fd}>&-
 }
+
+@test "http-server: 40 starts, SIGTERM at another moment each time (just after listening, after a connect, mid-request, after 0-2 ms), all exit 0 within 3 s" {
+    load ../helpers/echo_suite
+    SERVER_CMD=("$HTTP_SERVER")
+    suite_stop_anytime 40
+}

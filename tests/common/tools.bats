@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# Tests of the measuring tools, echo-client and echo-load (common/tools/).
+# Tests of the measuring tools, echo-client, echo-load and stop-anytime
+# (common/tools/).
 #
 # socat plays the echo server: `EXEC:cat` echoes faithfully, `tr a b` corrupts,
 # `sleep` never answers. Each server runs in its own session (setsid), so
@@ -356,4 +357,65 @@ wait_for() {
     run timeout 5 "$TOOLS/echo-load" -p 8080 --nope
     assert_equal "$status" 2
     assert_line --index 0 "echo-load: unknown option --nope"
+}
+
+# ---- stop-anytime ------------------------------------------------------------
+# Its stand-ins for a server print a listening line for port 1 (where
+# nothing listens, so only the "listen" moment of the first start, -n 1,
+# is tried) and then behave well or badly on SIGTERM.
+
+stop_anytime() {
+    run --separate-stderr timeout 60 "$TOOLS/stop-anytime" "$@"
+}
+
+@test "stop-anytime: a real server stopped 40 times, at four moments: all exit 0, and the summary counts each moment" {
+    local server="$BUILD/chapters/04-epoll/echo-epoll-lt"
+    require_bin "$server" chapters/04-epoll
+    stop_anytime -n 40 -S 7 -- "$server" -p 0
+    assert_success
+    assert_output --regexp "^40 starts, 40 stopped cleanly \(exit 0 within 3 s of SIGTERM\): 10/10 just after 'listening on', 10/10 just after a connect, 10/10 mid-echo, 10/10 0-2 ms after a line was sent; slowest exit [0-9.]+ ms \(seed 7\)$"
+}
+
+@test "stop-anytime: a server that ignores SIGTERM is killed after -t seconds and reported, exit 1" {
+    stop_anytime -n 1 -t 1 -- bash -c 'trap "" TERM; echo "listening on 127.0.0.1:1"; exec sleep 30'
+    assert_failure 1
+    [[ "$stderr" == *"start 1 (just after 'listening on'), SIGTERM: still running 1.0 s later (killed)"* ]] ||
+        fail "expected the start reported as still running, got: $stderr"
+    assert_output --partial "1 starts, 0 stopped cleanly"
+}
+
+@test "stop-anytime: a non-zero exit, and a death by the signal itself, are failures too" {
+    stop_anytime -n 1 -- bash -c 'trap "exit 3" TERM; echo "listening on 127.0.0.1:1"; while :; do sleep 0.01; done'
+    assert_failure 1
+    [[ "$stderr" == *"SIGTERM: exit status 3"* ]] || fail "expected 'exit status 3', got: $stderr"
+    stop_anytime -n 1 -- bash -c 'echo "listening on 127.0.0.1:1"; exec sleep 30'
+    assert_failure 1
+    [[ "$stderr" == *"SIGTERM: killed by signal 15"* ]] || fail "expected 'killed by signal 15', got: $stderr"
+}
+
+@test "stop-anytime: a server's standard error is shown with its failure" {
+    stop_anytime -n 1 -s INT -- bash -c 'trap "echo cannot stop now >&2; exit 1" INT; echo "listening on 127.0.0.1:1"; while :; do sleep 0.01; done'
+    assert_failure 1
+    [[ "$stderr" == *"SIGINT: exit status 1"*"| cannot stop now"* ]] || fail "expected the server's stderr under its failure, got: $stderr"
+}
+
+@test "stop-anytime: no listening line, or the wrong one, is a failed start, not a hang" {
+    stop_anytime -n 1 -w 1 -- bash -c 'exec sleep 30'
+    assert_failure 1
+    [[ "$stderr" == *"no 'listening on' line within 1 s"*"start 1 (listen): did not start"* ]] || fail "got: $stderr"
+    stop_anytime -n 1 -- bash -c 'echo hello; exec sleep 30'
+    assert_failure 1
+    [[ "$stderr" == *"expected 'listening on ADDR:PORT', got 'hello'"* ]] || fail "got: $stderr"
+}
+
+@test "stop-anytime usage errors exit 2 with a message" {
+    stop_anytime -n 0 -- true
+    assert_failure 2
+    [[ "$stderr" == "stop-anytime: -n wants a number of starts, 1 or more: '0'"* ]] || fail "got: $stderr"
+    stop_anytime -s HUP -- true
+    assert_failure 2
+    [[ "$stderr" == "stop-anytime: -s wants TERM or INT: 'HUP'"* ]] || fail "got: $stderr"
+    stop_anytime -n 3
+    assert_failure 2
+    [[ "$stderr" == "stop-anytime: no server command after the options"* ]] || fail "got: $stderr"
 }

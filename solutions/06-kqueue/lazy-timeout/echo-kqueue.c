@@ -397,12 +397,15 @@ int main(int argc, char **argv)
 
     /* The BSD way to catch signals with kqueue: ignore them (so they do not
      * kill us), and watch them with EVFILT_SIGNAL, which still sees them.
-     * Before listening: a test may send SIGTERM as soon as it sees the port. */
+     * Registered now, not queued with the other changes: once the port is
+     * printed a signal may come at any moment, and an ignored signal that
+     * no filter watches yet is simply gone. */
     signal(SIGPIPE, SIG_IGN);
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
     server__change(s, SIGINT, EVFILT_SIGNAL, EV_ADD, 0, 0, NULL);
     server__change(s, SIGTERM, EVFILT_SIGNAL, EV_ADD, 0, 0, NULL);
+    server__flush_changes(s);
     s->listen_fd = net_listen_or_die(&cli, SOMAXCONN);
     if (net_set_nonblocking(s->listen_fd) < 0)
         net_die(errno, "fcntl(fd=%d, O_NONBLOCK)", s->listen_fd);
