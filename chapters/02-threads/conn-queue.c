@@ -35,6 +35,7 @@ void conn_queue_destroy(struct conn_queue *q)
 /* snippet: push */
 int conn_queue_push(struct conn_queue *q, int fd)
 {
+    /* EXERCISE BEGIN worker-pool: append fd, waiting while full; -ECANCELED once stopping */
     int ret = 0;
 
     pthread_mutex_lock(&q->lock);
@@ -49,12 +50,14 @@ int conn_queue_push(struct conn_queue *q, int fd)
     }
     pthread_mutex_unlock(&q->lock);
     return ret;
+    /* EXERCISE END */
 }
 /* end snippet */
 
 /* snippet: pop */
 int conn_queue_pop(struct conn_queue *q)
 {
+    /* EXERCISE BEGIN worker-pool: take the oldest fd, waiting while empty; -ECANCELED once stopping */
     int fd;
 
     pthread_mutex_lock(&q->lock);
@@ -70,17 +73,20 @@ int conn_queue_pop(struct conn_queue *q)
     }
     pthread_mutex_unlock(&q->lock);
     return fd;
+    /* EXERCISE END */
 }
 /* end snippet */
 
 /* snippet: stop */
 void conn_queue_stop(struct conn_queue *q)
 {
+    /* EXERCISE BEGIN worker-pool: set stopping and wake every thread waiting on the queue */
     pthread_mutex_lock(&q->lock);
     q->stopping = true;
     /* Broadcast, not signal: every waiter must wake, not just one. */
     pthread_cond_broadcast(&q->not_empty);
     pthread_cond_broadcast(&q->not_full);
     pthread_mutex_unlock(&q->lock);
+    /* EXERCISE END */
 }
 /* end snippet */

@@ -21,6 +21,7 @@
 /* snippet: on-recv */
 void conn_on_recv(struct server *s, struct conn *c, int res)
 {
+    /* EXERCISE BEGIN uring-dispatch: a recv completed: send what arrived, close at EOF, fail on errors */
     if (res > 0) {
         c->len = (size_t)res;
         c->sent = 0;
@@ -32,12 +33,14 @@ void conn_on_recv(struct server *s, struct conn *c, int res)
     } else {
         conn_fail(s, c, "recv", -res);
     }
+    /* EXERCISE END */
 }
 /* end snippet */
 
 /* snippet: on-send */
 void conn_on_send(struct server *s, struct conn *c, int res)
 {
+    /* EXERCISE BEGIN uring-dispatch: a send completed: send the rest after a short send, else receive again */
     if (res >= 0) {
         c->sent += (size_t)res;
         if (c->sent < c->len)
@@ -49,5 +52,6 @@ void conn_on_send(struct server *s, struct conn *c, int res)
     } else {
         conn_fail(s, c, "send", -res); /* EPIPE, ECONNRESET: the client is gone */
     }
+    /* EXERCISE END */
 }
 /* end snippet */

@@ -170,6 +170,7 @@ static void conn__log_failure(struct conn *c, const struct op *op, DWORD err)
  * `bytes` were transferred, and `err` is 0 or why the operation failed. */
 void conn_on_complete(struct conn *c, struct op *op, DWORD bytes, DWORD err)
 {
+    /* EXERCISE BEGIN iocp-dispatch: dispatch a finished recv or send, then drop the reference it held */
     if (err != 0) {
         conn__log_failure(c, op, err);
         conn_close(c);
@@ -189,5 +190,6 @@ void conn_on_complete(struct conn *c, struct op *op, DWORD bytes, DWORD err)
         conn_post_recv(c); /* all echoed: ready for more */
     }
     conn_put(c);
+    /* EXERCISE END */
 }
 /* end snippet */

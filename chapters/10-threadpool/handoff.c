@@ -104,6 +104,7 @@ static void handoff__clear(struct pool *p)
 /* snippet: complete */
 void pool__complete(struct pool *p, struct pool_job *job)
 {
+    /* EXERCISE BEGIN handoff: append job to the done list and wake the loop when the list was empty */
     bool was_empty;
 
     job->next = NULL;
@@ -119,6 +120,7 @@ void pool__complete(struct pool *p, struct pool_job *job)
      * find the list empty, go back to sleep, and never hear of this job. */
     if (was_empty)
         handoff__wake(p);
+    /* EXERCISE END */
 }
 /* end snippet */
 
@@ -127,6 +129,7 @@ size_t pool_drain(struct pool *p)
 {
     size_t n = 0;
 
+    /* EXERCISE BEGIN handoff: clear the wake fd, take the whole done list, then run every done callback */
     struct pool_job *job;
 
     handoff__clear(p); /* first: see the comment at the top of this file */
@@ -142,6 +145,7 @@ size_t pool_drain(struct pool *p)
         job = next;
         n++;
     }
+    /* EXERCISE END */
     return n;
 }
 /* end snippet */

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# chapters/11-one-api/bench.sh: echo-aio on each backend side by side (poll:
-# the exercise's backend, as solved in solutions/), with the hand-written
+# chapters/11-one-api/bench.sh: echo-aio on each backend side by side, with the hand-written
 # servers of chapters 04 (epoll) and 08 (io_uring) for reference: what the
 # one API costs.
 #
@@ -22,8 +21,6 @@ make -s -C common >/dev/null
 for ch in 04-epoll 08-io_uring-echo 11-one-api; do
     make -s -C "chapters/$ch" QUIET_WHERE=1 >/dev/null
 done
-# the poll() backend: the exercise's, as solved in solutions/
-make -s -C solutions/11-one-api/poll-backend QUIET_WHERE=1 >/dev/null
 b=build/chapters
 
 bench_init
@@ -35,7 +32,7 @@ AIO_BACKEND=uring "$b/11-one-api/aio-test" probe >/dev/null 2>&1 && uring=1
 [ "$uring" = 1 ] && add "echo-aio (uring)" "env AIO_BACKEND=uring $b/11-one-api/echo-aio"
 add "echo-aio (epoll)" "env AIO_BACKEND=epoll $b/11-one-api/echo-aio"
 add "echo-aio (kqueue)" "env AIO_BACKEND=kqueue $b/11-one-api/echo-aio"
-add "echo-aio (poll)" "env AIO_BACKEND=poll build/solutions/11-one-api/poll-backend/echo-aio"
+add "echo-aio (poll)" "env AIO_BACKEND=poll $b/11-one-api/echo-aio"
 [ "$uring" = 1 ] && add "echo-uring (ch 08)" "$b/08-io_uring-echo/echo-uring"
 add "echo-epoll-lt (ch 04)" "$b/04-epoll/echo-epoll-lt"
 

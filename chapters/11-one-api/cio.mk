@@ -1,5 +1,5 @@
 # chapters/11-one-api/cio.mk: the cio library's sources and how to build them,
-# shared by the chapter's Makefile and the poll-backend exercise's. Include it
+# shared by the chapter's Makefile and its exercises'. Include it
 # after listing PROGS (and before prog.mk); CIO_PROGS are the programs that
 # link the library.
 #
@@ -11,7 +11,7 @@
 CIO_DIR := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 POOL_DIR := $(abspath $(CIO_DIR)/../10-threadpool)
 
-CIO_SRCS := aio/cio.c aio/ready.c aio/offload.c aio/cio_epoll.c aio/cio_kqueue.c aio/cio_uring.c \
+CIO_SRCS := aio/cio.c aio/ready.c aio/offload.c aio/cio_epoll.c aio/cio_kqueue.c aio/cio_uring.c aio/cio_poll.c \
             pool/pool.c pool/handoff.c
 override CFLAGS += -I$(CIO_DIR) -I$(POOL_DIR)
 

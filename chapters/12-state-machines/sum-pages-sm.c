@@ -73,6 +73,7 @@ static void sum_pages_move_next(void *frame)
     struct sum_pages_sm *sm = frame;
     char url[320];
 
+    /* EXERCISE BEGIN sum-pages: SumPagesAsync as a state machine: a switch, two awaits, state saved first */
     switch (sm->state) {
     case SUM_RUNNING:
         break;
@@ -117,6 +118,7 @@ static void sum_pages_move_next(void *frame)
     sm->task.value = sm->total;
     sm->state = SUM_DONE;
     task_complete(&sm->task); /* last: it runs our awaiter's continuation */
+    /* EXERCISE END */
 }
 
 /* The stub the compiler leaves in place of the method. */

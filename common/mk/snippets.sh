@@ -37,6 +37,8 @@ extract() {
             next
         }
         inside && (trim($0) == "/* end snippet */" || trim($0) == "# end snippet") { inside = 0; exit }
+        # an exercise block is marked for make exercises, not for the reader
+        inside && trim($0) ~ /^\/\* EXERCISE (BEGIN [a-z0-9-]*:.*|END) \*\/$/ { next }
         inside {
             line = $0
             if (substr(line, 1, length(indent)) == indent) line = substr(line, length(indent) + 1)

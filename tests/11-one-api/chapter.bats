@@ -13,7 +13,7 @@ uring_allowed() {
 @test "an unknown AIO_BACKEND is an error that names the backends there are, exit 2" {
     AIO_BACKEND=select run timeout 10 "$(chapter_bin echo-aio)" -p 0
     assert_failure 2
-    assert_output --partial "AIO_BACKEND=select: no such backend in this program (it has: uring epoll kqueue)"
+    assert_output --partial "AIO_BACKEND=select: no such backend in this program (it has: uring epoll kqueue poll)"
     refute_output --partial "listening on"
     AIO_BACKEND=poll run timeout 10 "$(chapter_bin aio-test)" probe
     assert_failure 2

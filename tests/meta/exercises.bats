@@ -57,29 +57,117 @@ $drift"
     assert_output --regexp 'TODO at .*greet\.c:15: call greet for the world'
 }
 
-broken_fixture() { # broken_fixture SED-EXPRESSION: a fixture copy with one edit
-    cp -r "$FIXTURE" "$BATS_TEST_TMPDIR/broken"
-    sed -i "$1" "$BATS_TEST_TMPDIR/broken/01-demo/greet/greet.c"
+broken_fixture() { # broken_fixture SED-EXPRESSION: a fixture copy with one edit, in $BROKEN
+    rm -rf "$BATS_TEST_TMPDIR/btop"
+    cp -r "$FIXTURE/.." "$BATS_TEST_TMPDIR/btop"
+    BROKEN="$BATS_TEST_TMPDIR/btop/solutions"
+    sed -i "$1" "$BROKEN/01-demo/greet/greet.c"
 }
 
 @test "the generator refuses an EXERCISE BEGIN that never ends, naming file and line" {
     broken_fixture '/EXERCISE END/d'
-    run "$GEN" "$BATS_TEST_TMPDIR/broken" "$BATS_TEST_TMPDIR/out"
+    run "$GEN" "$BROKEN" "$BATS_TEST_TMPDIR/out"
     assert_failure
     assert_output --regexp 'greet\.c:[0-9]+: EXERCISE BEGIN (inside another block|never ended)'
     [ ! -e "$BATS_TEST_TMPDIR/out" ] || fail "a failed run must not write the output folder"
 }
 
-@test "the generator refuses a task with a double quote, and a solution without todo.h" {
+@test "the generator refuses a task with a double quote, and adds #include \"todo.h\" where it is missing" {
     broken_fixture 's/call greet for the world/call "greet"/'
-    run "$GEN" "$BATS_TEST_TMPDIR/broken" "$BATS_TEST_TMPDIR/out"
+    run "$GEN" "$BROKEN" "$BATS_TEST_TMPDIR/out"
     assert_failure
     assert_output --partial 'may not contain a double quote'
-    rm -rf "$BATS_TEST_TMPDIR/broken"
     broken_fixture '/#include "todo.h"/d'
-    run "$GEN" "$BATS_TEST_TMPDIR/broken" "$BATS_TEST_TMPDIR/out"
+    run "$GEN" "$BROKEN" "$BATS_TEST_TMPDIR/out"
+    assert_success
+    run grep -c '^#include "todo.h"$' "$BATS_TEST_TMPDIR/out/01-demo/greet/greet.c"
+    assert_output 1
+}
+
+@test "a chapter file on the from: line: the exercise's named blocks are cut, another exercise's keep their code" {
+    run "$GEN" "$FIXTURE" "$BATS_TEST_TMPDIR/out"
+    assert_success
+    local c="$BATS_TEST_TMPDIR/out/01-demo/greet/counter.c"
+    run grep -c EXERCISE "$c"
+    assert_output 0
+    grep -q '^    TODO("add 1 to n into sum, and say so");$' "$c" || fail "the greet block was not cut: $(cat "$c")"
+    grep -q '^    while (n > 0)$' "$c" || fail "the other exercise's code went: $(cat "$c")"
+    grep -q '^#include "todo.h"$' "$c" || fail "no #include \"todo.h\" where a block was cut"
+    # and the chapter file itself is untouched
+    grep -q 'EXERCISE BEGIN greet' "$(dirname "$FIXTURE")/chapters/01-demo/counter.c"
+}
+
+@test "a fix exercise: the chapter file with its patch applied and every marker gone, nothing cut" {
+    run "$GEN" "$FIXTURE" "$BATS_TEST_TMPDIR/out"
+    assert_success
+    local c="$BATS_TEST_TMPDIR/out/01-demo/fix-count/counter.c"
+    grep -q 'for (i = 1; i < n; i++)' "$c" || fail "the bug was not planted: $(cat "$c")"
+    run grep -c 'EXERCISE\|TODO' "$c"
+    assert_output 0
+    [ ! -e "$BATS_TEST_TMPDIR/out/01-demo/fix-count/exercise.txt" ] || fail "exercise.txt is not for the learner"
+}
+
+@test "the generator refuses a bad exercise.txt, a patch that does not apply, and a write exercise with nothing to cut" {
+    cp -r "$FIXTURE/.." "$BATS_TEST_TMPDIR/top"
+    local sol="$BATS_TEST_TMPDIR/top/solutions"
+    sed -i 's/^kind: write/kind: guess/' "$sol/01-demo/greet/exercise.txt"
+    run "$GEN" "$sol" "$BATS_TEST_TMPDIR/out"
     assert_failure
-    assert_output --partial 'does not #include "todo.h"'
+    assert_output --partial "kind must be write, fix or predict, not 'guess'"
+    sed -i 's/^kind: guess/kind: write/' "$sol/01-demo/greet/exercise.txt"
+    sed -i 's/i <= n/i <= 2 * n/' "$BATS_TEST_TMPDIR/top/chapters/01-demo/counter.c"
+    run "$GEN" "$sol" "$BATS_TEST_TMPDIR/out"
+    assert_failure
+    assert_output --partial "mutants/fix-count.patch does not apply"
+    cp "$FIXTURE/../chapters/01-demo/counter.c" "$BATS_TEST_TMPDIR/top/chapters/01-demo/counter.c"
+    sed -i '/EXERCISE/d' "$sol/01-demo/greet/greet.c" "$BATS_TEST_TMPDIR/top/chapters/01-demo/counter.c"
+    run "$GEN" "$sol" "$BATS_TEST_TMPDIR/out"
+    assert_failure
+    assert_output --regexp "a write exercise with no EXERCISE BEGIN greet block|does not apply"
+    [ ! -e "$BATS_TEST_TMPDIR/out" ] || fail "a failed run must not write the output folder"
+}
+
+@test "the generator with EX names regenerates only those, and leaves the rest of the folder alone" {
+    run "$GEN" "$FIXTURE" "$BATS_TEST_TMPDIR/out"
+    assert_success
+    echo "mine" >"$BATS_TEST_TMPDIR/out/01-demo/greet/greet.c"
+    echo "mine too" >"$BATS_TEST_TMPDIR/out/01-demo/fix-count/counter.c"
+    run "$GEN" "$FIXTURE" "$BATS_TEST_TMPDIR/out" 01-demo/fix-count
+    assert_success
+    assert_equal "$(cat "$BATS_TEST_TMPDIR/out/01-demo/greet/greet.c")" mine
+    grep -q 'i < n' "$BATS_TEST_TMPDIR/out/01-demo/fix-count/counter.c"
+    run "$GEN" "$FIXTURE" "$BATS_TEST_TMPDIR/out" 01-demo/nothing
+    assert_failure
+    assert_output --partial "no exercise 01-demo/nothing"
+}
+
+@test "no README or book page prints an exercise's answer (3 lines in a row of a cut, or of what a fix patch takes out)" {
+    run python3 "$TOP/common/mk/check-answers.py" "$TOP"
+    [ "$status" -eq 0 ] || fail "$output"
+}
+
+@test "the answers check finds an answer pasted into a chapter README" {
+    cp -r "$FIXTURE/.." "$BATS_TEST_TMPDIR/top"
+    local t="$BATS_TEST_TMPDIR/top"
+    run python3 "$TOP/common/mk/check-answers.py" "$t"
+    assert_success
+    mkdir -p "$t/chapters/01-demo"
+    cat >"$t/chapters/01-demo/README.md" <<'END'
+# 01
+
+The loop:
+
+```c
+for (i = 1; i <= n; i++)
+
+    sum += i;
+printf("the sum of 1 to %d is %d\n", n, sum);
+```
+END
+    run python3 "$TOP/common/mk/check-answers.py" "$t"
+    assert_failure
+    assert_output --partial "chapters/01-demo/README.md"
+    assert_output --partial "prints the answer of exercise 01-demo/greet"
 }
 
 @test "the generator will not overwrite a learner's finished TODO unless FORCE=1" {
@@ -96,14 +184,14 @@ broken_fixture() { # broken_fixture SED-EXPRESSION: a fixture copy with one edit
     grep -q 'TODO("call greet for the world");' "$c"
 }
 
-@test "every exercise has a task, at least two graded hints, and a test file" {
+@test "every exercise has a task, at least three graded hints, and a test file" {
     local ex ch name bad=()
     for ex in $(cd "$TOP/solutions" && ls -d [0-9][0-9]-*/*/); do
         ex="${ex%/}" ch="${ex%%/*}" name="${ex#*/}"
         [ -s "$TOP/solutions/$ex/README.md" ] || bad+=("$ex: no README.md")
         local hints
         hints=$(grep -c '^## Hint [0-9]' "$TOP/solutions/$ex/hints.md" 2>/dev/null || true)
-        [ "${hints:-0}" -ge 2 ] ||
+        [ "${hints:-0}" -ge 3 ] ||
             bad+=("$ex: hints.md needs '## Hint 1', '## Hint 2', ...")
         [ -f "$TOP/tests/$ch/$name.bats" ] || bad+=("$ex: no tests/$ch/$name.bats")
         grep -q '^@test' "$TOP/tests/$ch/$name.bats" 2>/dev/null || bad+=("$ex: no @test in its test file")

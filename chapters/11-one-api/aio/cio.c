@@ -26,9 +26,7 @@ static const struct cio_backend *const cio__backends[] = {
     &cio_backend_epoll,
 #endif
     &cio_backend_kqueue,
-#ifdef CIO_WITH_POLL
     &cio_backend_poll,
-#endif
 #endif
 };
 #define CIO__NBACKENDS (sizeof(cio__backends) / sizeof(cio__backends[0]))

@@ -65,7 +65,7 @@ extern const struct cio_backend cio_backend_epoll;
 extern const struct cio_backend cio_backend_kqueue;
 extern const struct cio_backend cio_backend_uring;
 extern const struct cio_backend cio_backend_iocp;
-extern const struct cio_backend cio_backend_poll; /* the exercise's */
+extern const struct cio_backend cio_backend_poll;
 
 struct ready;
 struct offload;

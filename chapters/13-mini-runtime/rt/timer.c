@@ -82,6 +82,7 @@ void rt__timer_add(struct rt *rt, struct rt_timer *t, unsigned ms)
  * or was removed before). */
 bool rt__timer_remove(struct rt *rt, struct rt_timer *t)
 {
+    /* EXERCISE BEGIN timer-cancel: take t out of the heap: fill its slot with the last timer, sift that one */
     size_t i = t->slot;
     struct rt_timer *last;
 
@@ -96,6 +97,7 @@ bool rt__timer_remove(struct rt *rt, struct rt_timer *t)
         timer__sift_down(rt, last->slot);
     }
     return true;
+    /* EXERCISE END */
 }
 /* end snippet */
 

@@ -40,6 +40,7 @@ static void when__arm_done(struct rt_cont *c)
     struct when *w = arm->w;
     long res = arm->child->res;
 
+    /* EXERCISE BEGIN when-any: count the arm in, complete w as any or all wants, release the references */
     w->left--;
     if (w->any) {
         if (!w->f.done)
@@ -54,6 +55,7 @@ static void when__arm_done(struct rt_cont *c)
     rt_future_release(arm->child);
     if (w->left == 0)
         rt_future_release(&w->f); /* the arms' reference */
+    /* EXERCISE END */
 }
 /* end snippet */
 

@@ -1,18 +1,6 @@
-/* conn-queue.c: the bounded queue between the acceptor and the workers.
- *
- * Exercise 02-threads/worker-pool: write conn_queue_push(), conn_queue_pop()
- * and conn_queue_stop(). conn-queue.h says what each must do; init and
- * destroy are given, and show the ring's layout: fds[head] is the oldest
- * connection, `len` slots are in use, and indexes wrap modulo `cap`.
- *
- * The rules of condition variables, in short:
- *   - change or test the state (len, stopping) only with q->lock held;
- *   - pthread_cond_wait(cond, lock) unlocks, sleeps, and locks again before
- *     it returns, so always call it in a loop that tests the condition again;
- *   - signal a condition variable after making its condition true.
- */
-#include "conn-queue.h"
+/* conn-queue.c: see conn-queue.h. */
 #include "todo.h"
+#include "conn-queue.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,26 +1,21 @@
 /* basic-conn.c: what echo-uring-basic does when a request of a connection
- * completes (exercise 08-io_uring-echo/uring-dispatch).
+ * completes. This is the whole echo protocol, as a state machine driven by
+ * completions (see the diagram in basic.h):
  *
- * The loop (chapters/08-io_uring-echo/echo-uring-basic.c) takes one CQE at
- * a time, finds the connection and the operation in its user_data, and
- * calls one of the two functions below with cqe->res: a byte count, 0 at
- * EOF, or -errno. You write them. Each connection has exactly one request
- * in flight, so each function must end in exactly one of:
+ *   recv completed with n > 0 bytes  ->  send those n bytes
+ *   recv completed with 0            ->  the client half-closed; everything it
+ *                                        sent has been echoed: close
+ *   send completed, some bytes left  ->  a short send: send the rest
+ *   send completed, all bytes out    ->  receive the next bytes
+ *   anything completed with -errno   ->  log it and close (a reset client is
+ *                                        ordinary)
  *
- *   conn_queue_recv(s, c)    receive into c->buf (s->buf_size bytes)
- *   conn_queue_send(s, c)    send c->buf[c->sent, c->len)
- *   conn_close(s, c)         close and free the connection
- *   conn_fail(s, c, "call", err)   log "call(fd=N): strerror(err)", then close
- *
- * The state machine (basic.h):
- *
- *     accept --> recv --res > 0--> send --all sent--> recv ...
- *                 |                | ^
- *                 |                +-+ short: send the rest
- *                 +--res = 0 (EOF) or an error--> close
+ * A connection never has a recv and a send in flight at once, so its bytes
+ * are echoed in order and a client that does not read stops being read from:
+ * its send does not complete, so no recv is queued (backpressure for free).
  */
-#include "basic.h"
 #include "todo.h"
+#include "basic.h"
 
 #include <errno.h>
 

@@ -1,8 +1,4 @@
-/* conn.c (exercise 09-iocp/iocp-dispatch): one echo connection on a completion port.
- *
- * A copy of chapters/09-iocp/conn.c with conn_on_complete() left to write;
- * the rest of the server (accepting, the workers, shutdown) is the chapter's
- * echo-iocp.c, built with this file. The exercise's README says what to do.
+/* chapters/09-iocp/conn.c: one echo connection on a completion port.
  *
  * A connection alternates between two operations: a WSARecv into its
  * buffer, then WSASend of what arrived, then the next WSARecv. Only one of
@@ -18,8 +14,8 @@
  * completion is dequeued, so the connection must outlive every operation,
  * whoever closed it and whenever.
  */
-#include "iocp.h"
 #include "todo.h"
+#include "iocp.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -51,7 +47,6 @@ struct conn *conn_new(struct server *srv, SOCKET s)
     return c;
 }
 
-/* snippet: refs */
 void conn_get(struct conn *c)
 {
     InterlockedIncrement(&c->refs);
@@ -88,7 +83,6 @@ void conn_close(struct conn *c)
     CancelIoEx((HANDLE)c->s, NULL); /* ERROR_NOT_FOUND when nothing is posted: fine */
     conn_put(c);
 }
-/* end snippet */
 
 /* An operation is about to be posted: it takes a reference, and the server
  * counts it until its completion is dequeued (shutdown waits for zero). */
@@ -109,7 +103,6 @@ static void conn__failed_to_start(struct conn *c, const char *call, DWORD err)
     conn_put(c); /* the reference the operation would have held */
 }
 
-/* snippet: post-recv */
 void conn_post_recv(struct conn *c)
 {
     WSABUF wb = {.len = CONN_BUF, .buf = c->buf}; /* Winsock copies the WSABUF itself */
@@ -127,7 +120,6 @@ void conn_post_recv(struct conn *c)
     if ((err = WSAGetLastError()) != WSA_IO_PENDING)
         conn__failed_to_start(c, "WSARecv", err);
 }
-/* end snippet */
 
 /* FAULTS_SHORT_SEND=P cuts P% of sends to half their length, so that their
  * completions report fewer bytes than the connection has to send. The
@@ -170,11 +162,9 @@ static void conn__log_failure(struct conn *c, const struct op *op, DWORD err)
              op->kind == OP_RECV ? "WSARecv" : "WSASend", (unsigned long long)c->s);
 }
 
-/* snippet: dispatch */
 /* A worker dequeued the completion of `op`, a recv or a send of `c`:
  * `bytes` were transferred, and `err` is 0 or why the operation failed. */
 void conn_on_complete(struct conn *c, struct op *op, DWORD bytes, DWORD err)
 {
     TODO("dispatch a finished recv or send, then drop the reference it held");
 }
-/* end snippet */

@@ -17,8 +17,8 @@
  * job with the others. That is why the loop must read the fd BEFORE it takes
  * the list: the other order can consume the wake-up of a job it did not take.
  */
-#include "pool.h"
 #include "todo.h"
+#include "pool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -102,14 +102,11 @@ static void handoff__clear(struct pool *p)
 #endif
 }
 
-/* snippet: complete */
 void pool__complete(struct pool *p, struct pool_job *job)
 {
     TODO("append job to the done list and wake the loop when the list was empty");
 }
-/* end snippet */
 
-/* snippet: drain */
 size_t pool_drain(struct pool *p)
 {
     size_t n = 0;
@@ -117,4 +114,3 @@ size_t pool_drain(struct pool *p)
     TODO("clear the wake fd, take the whole done list, then run every done callback");
     return n;
 }
-/* end snippet */

@@ -1,5 +1,4 @@
-/* sum-pages-sm.c (exercise 12-state-machines/sum-pages): SumPagesAsync,
- * hand-transformed into a state machine. Write sum_pages_move_next().
+/* sum-pages-sm.c: SumPagesAsync, hand-transformed into a state machine.
  *
  * The method (C#):
  *
@@ -21,9 +20,9 @@
  * every few milliseconds: the proof that the loop never waits on this code),
  * get-string.c (get_string_async), task.c (task_delay) and loop.c.
  */
+#include "todo.h"
 #include "http.h"
 #include "sum-pages.h"
-#include "todo.h"
 
 #include <stdio.h>
 #include <stdlib.h>

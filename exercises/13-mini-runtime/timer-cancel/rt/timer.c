@@ -1,5 +1,4 @@
-/* timer.c (exercise 13-mini-runtime/timer-cancel): timers in a binary
- * min-heap, and rt_delay (Task.Delay). Write rt__timer_remove().
+/* timer.c: timers in a binary min-heap, and rt_delay (Task.Delay).
  *
  * The heap is an array where slot i's children are 2i+1 and 2i+2 and no
  * child is due before its parent, so the soonest deadline is always
@@ -13,8 +12,8 @@
  * that arms a 30 s idle timeout per request and cancels it 1 ms later
  * would otherwise hold millions of dead timers.
  */
-#include "rt_impl.h"
 #include "todo.h"
+#include "rt_impl.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -79,14 +78,12 @@ void rt__timer_add(struct rt *rt, struct rt_timer *t, unsigned ms)
     timer__sift_up(rt, t->slot);
 }
 
-/* snippet: remove */
 /* Take a pending timer out of the heap. False if it is not in it (it fired,
  * or was removed before). */
 bool rt__timer_remove(struct rt *rt, struct rt_timer *t)
 {
     TODO("take t out of the heap: fill its slot with the last timer, sift that one");
 }
-/* end snippet */
 
 int rt__timer_wait_ms(struct rt *rt)
 {

@@ -1,5 +1,4 @@
-/* when.c (exercise 13-mini-runtime/when-any): combinators, Task.WhenAll
- * and Task.WhenAny. Write the when_any branch of when__arm_done().
+/* when.c: combinators, Task.WhenAll and Task.WhenAny.
  *
  * A combinator is a future that watches others: it hangs one continuation
  * (an arm) on each child, and holds a reference to each until it completes.
@@ -7,8 +6,8 @@
  * keeps itself alive until its last arm has run, even after it completed:
  * when_any completes at the first child, and the others still finish later.
  */
-#include "rt_impl.h"
 #include "todo.h"
+#include "rt_impl.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -35,7 +34,6 @@ static void when__free(struct rt_future *f)
     free(RT_CONTAINER(f, struct when, f));
 }
 
-/* snippet: arm */
 static void when__arm_done(struct rt_cont *c)
 {
     struct when_arm *arm = RT_CONTAINER(c, struct when_arm, cont);
@@ -44,7 +42,6 @@ static void when__arm_done(struct rt_cont *c)
 
     TODO("count the arm in, complete w as any or all wants, release the references");
 }
-/* end snippet */
 
 static struct rt_future *when__new(struct rt *rt, struct rt_future **fs, size_t n, bool any)
 {

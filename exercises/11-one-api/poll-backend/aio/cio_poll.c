@@ -1,5 +1,6 @@
-/* cio_poll.c: the poll() backend of the cio library (the exercise of
- * chapter 11). AIO_BACKEND=poll selects it in the programs built here.
+/* cio_poll.c: the poll() backend of the cio library. AIO_BACKEND=poll
+ * selects it; it is never the default (epoll and kqueue come first). Its
+ * interest list and its wait are the exercise 11-one-api/poll-backend.
  *
  * Like cio_epoll.c, it only tells the kernel which fds to watch and waits;
  * ready.c does the rest (trying each op, queueing it on EAGAIN, completing
@@ -13,8 +14,8 @@
  * POSIX, any Unix. Chapter 03 measures what handing over the whole list on
  * every call costs with thousands of connections.
  */
-#include "aio/cio_impl.h"
 #include "todo.h"
+#include "aio/cio_impl.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -75,7 +76,6 @@ static int poll__reserve(struct poll_impl *p, int fd)
     return 0;
 }
 
-/* snippet: interest */
 /* ready.c wants fd watched for `want` (READY_IN, READY_OUT, both, or 0 for
  * not at all); `had` is what it asked for last time. */
 static int poll__interest(struct cio *a, int fd, unsigned had, unsigned want)
@@ -86,60 +86,18 @@ static int poll__interest(struct cio *a, int fd, unsigned had, unsigned want)
     (void)had;
     if ((err = poll__reserve(p, fd)) < 0)
         return err;
-    /* EXERCISE BEGIN: keep pfds in line with want: add, update or remove fd's entry (and slot) */
-    short events = (short)((want & READY_IN ? POLLIN : 0) | (want & READY_OUT ? POLLOUT : 0));
-    int i = p->slot[fd];
-
-    if (events && i < 0) { /* newly watched: one more entry */
-        i = p->npfds++;
-        p->slot[fd] = i;
-        p->pfds[i] = (struct pollfd){.fd = fd};
-    }
-    if (events) {
-        p->pfds[i].events = events;
-    } else if (i >= 0) { /* no longer watched: the last entry takes its place */
-        int last = --p->npfds;
-        p->pfds[i] = p->pfds[last];
-        p->slot[p->pfds[i].fd] = i;
-        p->slot[fd] = -1;
-    }
-    /* EXERCISE END */
+    TODO("keep pfds in line with want: add, update or remove fd's entry (and slot)");
     return 0;
 }
-/* end snippet */
 
-/* snippet: wait */
 static int poll__wait(struct cio *a, int timeout_ms)
 {
     struct poll_impl *p = a->impl;
 
     timeout_ms = ready_flush(a, timeout_ms);
-    /* EXERCISE BEGIN: poll() the whole array, then hand each fd with revents to ready_on_event() */
-    int n = poll(p->pfds, (nfds_t)p->npfds, timeout_ms);
-
-    if (n < 0)
-        return errno == EINTR ? 0 : -errno;
-    /* ready_on_event() only queues interest changes (ready_flush applies
-     * them before the next poll), so pfds does not move under this loop. */
-    for (int i = 0; i < p->npfds && n > 0; i++) {
-        short re = p->pfds[i].revents;
-        unsigned ready = 0;
-
-        if (!re)
-            continue;
-        n--;
-        /* An error, a hang-up or a closed fd wakes both directions: the
-         * next call on the fd reports it and completes the op. */
-        if (re & (POLLIN | POLLHUP | POLLERR | POLLNVAL))
-            ready |= READY_IN;
-        if (re & (POLLOUT | POLLHUP | POLLERR | POLLNVAL))
-            ready |= READY_OUT;
-        ready_on_event(a, p->pfds[i].fd, ready);
-    }
-    /* EXERCISE END */
+    TODO("poll() the whole array, then hand each fd with revents to ready_on_event()");
     return 0;
 }
-/* end snippet */
 
 const struct cio_backend cio_backend_poll = {
     .name = "poll",

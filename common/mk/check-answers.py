@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""check-answers.py [TOP]: no README or book page prints an exercise's answer.
+
+An exercise's answer is the code it asks the learner to write or fix:
+  - write: the lines inside its EXERCISE BEGIN/END blocks (in the files of
+    solutions/NN-slug/NAME/ and in the chapter files on its from: line);
+  - fix: the lines its patch takes out (what the learner must put back).
+
+A page prints it when 3 or more consecutive non-blank lines of an answer
+appear, one after another, in the page (blank lines and leading or trailing
+blanks aside). Runs of lines with fewer than 30 characters between them
+(closing braces, a bare `return 0;`) are too common to tell anything and
+are not counted. The pages: chapters/*/README.md, book/*.md, the exercises'
+own README.md (hints.md may come close: it is where hints belong).
+
+Prints one line per page and exercise found, and exits 1 if any; 0 if none.
+"""
+import glob
+import os
+import re
+import sys
+
+RUN = 3
+MIN_CHARS = 30
+
+top = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def meta(path):
+    info = {}
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"^([a-z]+):\s*(.*?)\s*$", line)
+            if m and m.group(1) not in info:
+                info[m.group(1)] = m.group(2)
+    return info
+
+
+def norm(line):
+    return re.sub(r"\s+", " ", line.strip())
+
+
+def blocks(path, name, unnamed):
+    """The lines inside the blocks of exercise `name` in a C file."""
+    out, cur = [], None
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = re.search(r"/\* EXERCISE BEGIN ?([a-z0-9-]*): ", line)
+            if m:
+                cur = [] if (m.group(1) == name or (unnamed and m.group(1) == "")) else None
+                continue
+            if "/* EXERCISE END */" in line:
+                if cur is not None:
+                    out.append(cur)
+                cur = None
+                continue
+            if cur is not None:
+                cur.append(line.rstrip("\n"))
+    return out
+
+
+def removed(patch):
+    """The runs of lines a patch takes out, one list per hunk."""
+    out, cur = [], []
+    with open(patch, errors="replace") as f:
+        for line in f:
+            if line.startswith("---") or line.startswith("+++"):
+                continue
+            if line.startswith("-"):
+                cur.append(line[1:].rstrip("\n"))
+            elif cur:
+                out.append(cur)
+                cur = []
+    if cur:
+        out.append(cur)
+    return out
+
+
+def answers():
+    """(exercise, [list of non-blank normalized lines]) for every answer."""
+    for info_path in sorted(glob.glob(os.path.join(top, "solutions", "[0-9][0-9]-*", "*", "exercise.txt"))):
+        d = os.path.dirname(info_path)
+        ex = os.path.relpath(d, os.path.join(top, "solutions"))
+        name = os.path.basename(d)
+        info = meta(info_path)
+        chunks = []
+        if info.get("kind") == "fix" and info.get("patch"):
+            chunks += removed(os.path.join(top, info["patch"]))
+        else:
+            for root, _, files in os.walk(d):
+                for fn in files:
+                    if fn.endswith((".c", ".h")):
+                        chunks += blocks(os.path.join(root, fn), name, True)
+            for f in info.get("from", "").split():
+                if f.endswith((".c", ".h")) and os.path.exists(os.path.join(top, f)):
+                    chunks += blocks(os.path.join(top, f), name, False)
+        for c in chunks:
+            lines = [norm(x) for x in c if norm(x)]
+            if lines:
+                yield ex, lines
+
+
+def pages():
+    found = glob.glob(os.path.join(top, "chapters", "*", "README.md"))
+    found += glob.glob(os.path.join(top, "book", "*.md"))
+    found += glob.glob(os.path.join(top, "solutions", "*", "*", "README.md"))
+    return sorted(found)
+
+
+def main():
+    runs = {}  # a run of RUN normalized lines -> the exercise it comes from
+    for ex, lines in answers():
+        for i in range(len(lines) - RUN + 1):
+            run = tuple(lines[i:i + RUN])
+            if sum(len(x) for x in run) >= MIN_CHARS:
+                runs.setdefault(run, ex)
+    bad = 0
+    for page in pages():
+        with open(page, errors="replace") as f:
+            numbered = [(n + 1, norm(x)) for n, x in enumerate(f)]
+        lines = [(n, x) for n, x in numbered if x]
+        seen = set()
+        for i in range(len(lines) - RUN + 1):
+            run = tuple(x for _, x in lines[i:i + RUN])
+            ex = runs.get(run)
+            if ex and (ex, page) not in seen:
+                seen.add((ex, page))
+                print("%s:%d: prints the answer of exercise %s: %s" %
+                      (os.path.relpath(page, top), lines[i][0], ex, " / ".join(run)))
+                bad = 1
+    return bad
+
+
+if __name__ == "__main__":
+    sys.exit(main())
