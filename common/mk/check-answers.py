@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""check-answers.py [TOP]: no README or book page prints an exercise's answer.
+"""check-answers.py [--mutants] [TOP]: no README or book page prints an
+exercise's answer; with --mutants, every write exercise has a wrong answer
+its tests must catch.
 
 An exercise's answer is the code it asks the learner to write or fix:
   - write: the lines inside its EXERCISE BEGIN/END blocks (in the files of
@@ -14,6 +16,12 @@ are not counted. The pages: chapters/*/README.md, book/*.md, the exercises'
 own README.md (hints.md may come close: it is where hints belong).
 
 Prints one line per page and exercise found, and exits 1 if any; 0 if none.
+
+--mutants: a write exercise's tests must reject a wrong answer. At least one
+patch in tests/meta/mutants/ must change lines inside the exercise's blocks
+(every line it takes out is one of them) and name tests/NN-slug/NAME.bats on
+its killed-by: line (tests/meta/mutants.bats then proves those tests kill
+it). Prints each write exercise without one; exits 1 if any.
 """
 import glob
 import os
@@ -23,7 +31,8 @@ import sys
 RUN = 3
 MIN_CHARS = 30
 
-top = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", ".."))
+args = [a for a in sys.argv[1:] if a != "--mutants"]
+top = os.path.abspath(args[0] if args else os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
 def meta(path):
@@ -107,7 +116,63 @@ def pages():
     return sorted(found)
 
 
+def patch_files(patch):
+    out = []
+    with open(patch, errors="replace") as f:
+        for line in f:
+            m = re.match(r"^\+\+\+ b/(\S+)", line)
+            if m:
+                out.append(m.group(1))
+    return out
+
+
+def killed_by(patch):
+    with open(patch, errors="replace") as f:
+        for line in f:
+            if line.startswith("killed-by:"):
+                return line.split(":", 1)[1].split()
+    return []
+
+
+def mutants():
+    patches = sorted(glob.glob(os.path.join(top, "tests", "meta", "mutants", "*.patch")))
+    bad = 0
+    for info_path in sorted(glob.glob(os.path.join(top, "solutions", "[0-9][0-9]-*", "*", "exercise.txt"))):
+        d = os.path.dirname(info_path)
+        ex = os.path.relpath(d, os.path.join(top, "solutions"))
+        name = os.path.basename(d)
+        info = meta(info_path)
+        if info.get("kind") != "write":
+            continue
+        ch = ex.split("/")[0]
+        test = "tests/%s/%s.bats" % (ch, name)
+        cut = set()
+        files = set(info.get("from", "").split())
+        for root, _, fns in os.walk(d):
+            for fn in fns:
+                if fn.endswith((".c", ".h")):
+                    p = os.path.join(root, fn)
+                    files.add(os.path.relpath(p, top))
+        for f in files:
+            if os.path.exists(os.path.join(top, f)):
+                for b in blocks(os.path.join(top, f), name, f.startswith("solutions/")):
+                    cut.update(norm(x) for x in b if norm(x))
+        ok = []
+        for p in patches:
+            if test not in killed_by(p) or not set(patch_files(p)) & files:
+                continue
+            taken = [norm(x) for hunk in removed(p) for x in hunk if norm(x)]
+            if taken and all(x in cut for x in taken):
+                ok.append(os.path.basename(p))
+        if not ok:
+            print("%s: no mutant in tests/meta/mutants/ changes its blocks and names %s" % (ex, test))
+            bad = 1
+    return bad
+
+
 def main():
+    if "--mutants" in sys.argv[1:]:
+        return mutants()
     runs = {}  # a run of RUN normalized lines -> the exercise it comes from
     for ex, lines in answers():
         for i in range(len(lines) - RUN + 1):

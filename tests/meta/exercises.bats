@@ -201,7 +201,7 @@ END
 
 # The solutions pass their tests: make test runs every tests/NN-*/<exercise>.bats
 # with IMPL=solutions. This test proves the untouched exercises fail, and why.
-@test "every untouched exercise fails its tests at a TODO (exit 99), not by crashing or hanging" {
+@test "every untouched exercise fails for the right reason: write at a TODO (exit 99), fix in the test it names; never a crash or a hang" {
     run "$GEN" "$TOP/solutions" "$BATS_TEST_TMPDIR/fresh"
     assert_success
     local ex ch name problems=() checked=0
@@ -218,6 +218,28 @@ END
             run timeout 600 bats --tap "$TOP/tests/$ch/$name.bats"
         local took=$((SECONDS - start))
         checked=$((checked + 1))
+        local kind fails
+        kind=$(sed -n 's/^kind:[ \t]*//p' "$TOP/solutions/$ex/exercise.txt")
+        fails=$(sed -n 's/^fails:[ \t]*//p' "$TOP/solutions/$ex/exercise.txt")
+        if [ "$kind" = fix ]; then
+            # a fix exercise runs, and fails the test its exercise.txt names
+            if [ "$status" -eq 0 ] && ! grep -E '^ok [0-9]+ ' <<<"$output" | grep -vq '# skip'; then
+                echo "# $ex: its tests all skip here: $(grep -m1 -o '# skip.*' <<<"$output")" >&3
+            elif [ "$status" -eq 0 ]; then
+                problems+=("$ex: its tests PASS with the bug planted: they prove nothing")
+            elif [ -z "$fails" ]; then
+                problems+=("$ex: a fix exercise needs 'fails: WORDS' in exercise.txt (a part of the failing test's name)")
+            elif ! grep -E '^not ok [0-9]+ ' <<<"$output" | grep -qF -- "$fails"; then
+                problems+=("$ex: expected a failing test named with '$fails'; failed instead:
+$(grep -E '^not ok' <<<"$output" | head -n 5)")
+            fi
+            [ ! -s "$todo_log" ] || problems+=("$ex: a fix exercise reached a TODO: $(head -n 1 "$todo_log")")
+            [ ! -s "$exit_log" ] || problems+=("$ex: a program crashed: $(cat "$exit_log")")
+            [ "$status" -ne 124 ] || problems+=("$ex: the tests hung (killed after 600 s)")
+            [ "$took" -lt 180 ] || problems+=("$ex: took ${took}s to fail: something waits for a timeout")
+            echo "# $ex: fails $(grep -E -m1 '^not ok' <<<"$output" | cut -c1-100) (${took}s)" >&3
+            continue
+        fi
         if [ "$status" -eq 0 ] && ! grep -E '^ok [0-9]+ ' <<<"$output" | grep -vq '# skip'; then
             # every test skipped (no Wine, no io_uring here): nothing ran, nothing to judge
             echo "# $ex: its tests all skip here: $(grep -m1 -o '# skip.*' <<<"$output")" >&3
@@ -235,4 +257,19 @@ $(grep -A5 '^not ok' <<<"$output" | head -n 20)")
     done
     [ ${#problems[@]} -eq 0 ] || fail "$(printf '%s\n' "${problems[@]}")"
     [ "$checked" -gt 0 ] || skip "every exercise has your changes; nothing untouched to check"
+}
+
+@test "every write exercise's tests face a wrong answer: a mutant changes its blocks and names its test file" {
+    run python3 "$TOP/common/mk/check-answers.py" --mutants "$TOP"
+    [ "$status" -eq 0 ] || fail "$output"
+}
+
+@test "every exercise is listed in its chapter's Exercises section" {
+    local ex ch bad=()
+    for ex in $(cd "$TOP/solutions" && ls -d [0-9][0-9]-*/*/); do
+        ex="${ex%/}" ch="${ex%%/*}"
+        grep -q "exercises/$ex/README.md" "$TOP/chapters/$ch/README.md" ||
+            bad+=("$ex: chapters/$ch/README.md has no link to exercises/$ex/README.md")
+    done
+    [ ${#bad[@]} -eq 0 ] || fail "$(printf '%s\n' "${bad[@]}")"
 }
