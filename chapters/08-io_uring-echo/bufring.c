@@ -62,20 +62,26 @@ void bufring_free(struct bufring *b, struct io_uring *ring)
 /* snippet: give */
 void bufring_give(struct bufring *b, unsigned bid)
 {
+    /* EXERCISE BEGIN bufring-give: write buffer bid into the slot staged places past the tail, and
+     * count it */
     /* Written past the tail, at offset `staged`: the kernel does not look
      * there until the tail moves. */
     io_uring_buf_ring_add(b->br, bufring_buf(b, bid), b->size, (unsigned short)bid,
                           io_uring_buf_ring_mask(b->count), (int)b->staged);
     b->staged++;
+    /* EXERCISE END */
 }
 
 void bufring_publish(struct bufring *b)
 {
+    /* EXERCISE BEGIN bufring-give: move the tail past every staged buffer at once, and count them
+     * in the kernel */
     if (b->staged == 0)
         return;
     /* One store-release of the new tail hands all of them over. */
     io_uring_buf_ring_advance(b->br, (int)b->staged);
     b->in_kernel += b->staged;
     b->staged = 0;
+    /* EXERCISE END */
 }
 /* end snippet */
