@@ -62,8 +62,7 @@ void bufring_free(struct bufring *b, struct io_uring *ring)
 /* snippet: give */
 void bufring_give(struct bufring *b, unsigned bid)
 {
-    /* EXERCISE BEGIN bufring-give: write buffer bid into the slot staged places past the tail, and
-     * count it */
+    /* EXERCISE BEGIN bufring-give: stage buffer bid in the next free slot past the tail */
     /* Written past the tail, at offset `staged`: the kernel does not look
      * there until the tail moves. */
     io_uring_buf_ring_add(b->br, bufring_buf(b, bid), b->size, (unsigned short)bid,
@@ -74,8 +73,7 @@ void bufring_give(struct bufring *b, unsigned bid)
 
 void bufring_publish(struct bufring *b)
 {
-    /* EXERCISE BEGIN bufring-give: move the tail past every staged buffer at once, and count them
-     * in the kernel */
+    /* EXERCISE BEGIN bufring-give: move the tail past every staged buffer in one store */
     if (b->staged == 0)
         return;
     /* One store-release of the new tail hands all of them over. */

@@ -60,10 +60,10 @@ void bufring_free(struct bufring *b, struct io_uring *ring)
 
 void bufring_give(struct bufring *b, unsigned bid)
 {
-    TODO("write buffer bid into the slot staged places past the tail, and count it");
+    TODO("stage buffer bid in the next free slot past the tail");
 }
 
 void bufring_publish(struct bufring *b)
 {
-    TODO("move the tail past every staged buffer at once, and count them in the kernel");
+    TODO("move the tail past every staged buffer in one store");
 }
