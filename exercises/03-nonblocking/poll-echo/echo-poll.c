@@ -79,7 +79,12 @@ static enum conn_status conn_fail(const struct conn *c, const char *call, int er
  * when everything is sent and the client has half-closed. */
 static enum conn_status conn_flush_pending(struct conn *c)
 {
-    TODO("write until empty or EAGAIN, keep the rest, close when drained after EOF");
+    TODO("write until empty or EAGAIN, keep the rest, close on a write error");
+    /* Drained: give the buffer back, so an idle connection holds none
+     * (common/buf.c keeps its allocation otherwise), and after the client's
+     * EOF nothing more will come: close. */
+    buf_free(&c->out);
+    return c->peer_eof ? CONN_CLOSE : CONN_KEEP;
 }
 
 static enum conn_status conn_on_readable(struct conn *c)

@@ -79,7 +79,7 @@ static enum conn_status conn_fail(const struct conn *c, const char *call, int er
  * when everything is sent and the client has half-closed. */
 static enum conn_status conn_flush_pending(struct conn *c)
 {
-    /* EXERCISE BEGIN: write until empty or EAGAIN, keep the rest, close when drained after EOF */
+    /* EXERCISE BEGIN: write until empty or EAGAIN, keep the rest, close on a write error */
     while (buf_len(&c->out) > 0) {
         ssize_t n = write(c->fd, buf_peek(&c->out), buf_len(&c->out));
         if (n > 0) {
@@ -92,8 +92,12 @@ static enum conn_status conn_flush_pending(struct conn *c)
             return CONN_KEEP; /* full: conn_poll_events() asks for POLLOUT */
         return conn_fail(c, "write", n < 0 ? errno : EIO);
     }
-    return c->peer_eof ? CONN_CLOSE : CONN_KEEP;
     /* EXERCISE END */
+    /* Drained: give the buffer back, so an idle connection holds none
+     * (common/buf.c keeps its allocation otherwise), and after the client's
+     * EOF nothing more will come: close. */
+    buf_free(&c->out);
+    return c->peer_eof ? CONN_CLOSE : CONN_KEEP;
 }
 
 static enum conn_status conn_on_readable(struct conn *c)
