@@ -41,6 +41,7 @@ struct server {
  * Returns the highest fd set, which select() wants plus one. */
 static int server__fill_sets(const struct server *s, fd_set *rd, fd_set *wr)
 {
+    /* EXERCISE BEGIN select-sets: fill both sets from what each fd wants; return the highest fd */
     int maxfd = s->stop_fd > s->listen_fd ? s->stop_fd : s->listen_fd;
 
     FD_ZERO(rd);
@@ -59,6 +60,7 @@ static int server__fill_sets(const struct server *s, fd_set *rd, fd_set *wr)
             maxfd = fd;
     }
     return maxfd;
+    /* EXERCISE END */
 }
 /* end snippet */
 
