@@ -142,13 +142,20 @@ static int conn_update_interest(struct conn *c, int epfd)
 
 static enum conn_status conn_on_events(struct conn *c, uint32_t events)
 {
+    enum conn_status st = CONN_KEEP;
+
     if (events & (EPOLLERR | EPOLLHUP)) /* the next read() or write() reports it */
         events |= c->registered;
     if (events & EPOLLIN)
-        return conn_on_readable(c, events & EPOLLRDHUP);
-    if (events & EPOLLOUT)
-        return conn_flush_pending(c);
-    return CONN_KEEP;
+        st = conn_on_readable(c, events & EPOLLRDHUP);
+    else if (events & EPOLLOUT)
+        st = conn_flush_pending(c);
+    /* Drained: give the buffer back, so an idle connection holds none (the
+     * page its first read touched would otherwise stay resident for as long
+     * as the connection lives). */
+    if (st == CONN_KEEP && buf_len(&c->out) == 0)
+        buf_free(&c->out);
+    return st;
 }
 
 static void conn_free(struct conn *c)
