@@ -115,6 +115,7 @@ static bool server__shed_with_spare(struct server *s)
 {
     int fd;
 
+    /* EXERCISE BEGIN spare-fd: close the spare, accept and close the waiting ones, reopen it */
     if (s->spare_fd < 0)
         return false;
     close(s->spare_fd);
@@ -123,6 +124,7 @@ static bool server__shed_with_spare(struct server *s)
             close(fd);
     s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     return true;
+    /* EXERCISE END */
 }
 /* end snippet */
 
