@@ -46,6 +46,7 @@ static void cat__usage(FILE *to)
 /* snippet: copy-loop */
 static enum cat_result cat_copy(int in, const char *name)
 {
+    /* EXERCISE BEGIN cat-loop: read until 0 (EOF), retry EINTR, write every byte read */
     for (;;) {
         ssize_t n = read(in, cat__buf, sizeof(cat__buf));
         if (n == 0)
@@ -63,6 +64,7 @@ static enum cat_result cat_copy(int in, const char *name)
             return CAT_OUTPUT_FAILED;
         }
     }
+    /* EXERCISE END */
 }
 /* end snippet */
 
