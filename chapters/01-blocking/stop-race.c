@@ -48,10 +48,12 @@ static void on_term(int sig)
 {
     (void)sig;
     net_stop_requested = 1;
+    /* EXERCISE BEGIN lost-signal: shutdown mode: shut down both sockets the program sleeps on */
     if (mode == MODE_SHUTDOWN) {
         shutdown(client_fd, SHUT_RDWR);
         shutdown(listen_fd, SHUT_RDWR);
     }
+    /* EXERCISE END */
 }
 
 static void on_alarm(int sig)
@@ -134,9 +136,11 @@ int main(int argc, char **argv)
 
     sigemptyset(&term);
     sigaddset(&term, SIGTERM);
+    /* EXERCISE BEGIN lost-signal: ppoll mode: block SIGTERM; unblocked = the old mask without it */
     if (mode == MODE_PPOLL)
         sigprocmask(SIG_BLOCK, &term, &unblocked); /* `unblocked`: the mask as it was */
     sigdelset(&unblocked, SIGTERM);
+    /* EXERCISE END */
 
     /* snippet: window */
     if (net_stop_requested)
