@@ -1,8 +1,13 @@
 /* echo-write-all: the blocking echo server of chapter 01, with its own write_all().
  *
- * This is chapters/01-blocking/echo-blocking.c with one change: the echo
- * goes through write_all() below instead of net_write_all() from common/.
- * Writing that loop is the exercise. The rest of the server is done.
+ * This is chapters/01-blocking/echo-blocking.c with the echo going through
+ * write_all() below instead of net_write_all() from common/. Writing that
+ * loop is the exercise. The rest of the server is done, and stops as
+ * echo-blocking does: SIGINT/SIGTERM set the flag, and the handler shuts
+ * down the listener and the connection being served (net_stop_set_*()), so
+ * the call the thread sleeps in ends whenever the signal comes. It leaves
+ * out echo-blocking's -N option, and takes only ECONNABORTED from accept()
+ * as a client's failure rather than the server's.
  *
  * Build and test, from the repository root:
  *     make ex EX=01-blocking/write-all       # your copy, in exercises/
@@ -51,21 +56,20 @@ static enum echo_end echo_client(int fd, const char *who, unsigned long long *ec
 
     for (;;) {
         ssize_t n = read(fd, buf, sizeof(buf));
+        if (n <= 0 && net_stop_requested)
+            return ECHO_STOP; /* EINTR, or the 0 of a connection the handler shut down */
         if (n == 0)
             return ECHO_CLIENT_LEFT;
         if (n < 0) {
-            if (errno == EINTR) {
-                if (net_stop_requested)
-                    return ECHO_STOP;
+            if (errno == EINTR)
                 continue;
-            }
             fprintf(stderr, "echo-write-all: read(fd=%d, %s): %s\n", fd, who, strerror(errno));
             return ECHO_CLIENT_LEFT;
         }
         ssize_t w = write_all(fd, buf, (size_t)n);
         if (w < 0) {
-            if (w == -EINTR && net_stop_requested)
-                return ECHO_STOP;
+            if (net_stop_requested)
+                return ECHO_STOP; /* -EINTR, or -EPIPE on a connection shut down */
             fprintf(stderr, "echo-write-all: write(fd=%d, %s): %s\n", fd, who, strerror((int)-w));
             return ECHO_CLIENT_LEFT;
         }
@@ -94,7 +98,11 @@ int main(int argc, char **argv)
     net_cli_parse(&cli, argc, argv, "Blocking echo server with its own write_all().", NULL);
     setvbuf(stdout, NULL, _IOLBF, 0);
     net_on_shutdown_signals();
-    listen_fd = net_listen_or_die(&cli, ECHO_BACKLOG);
+    listen_fd = net_listen(cli.addr, cli.port, ECHO_BACKLOG);
+    if (listen_fd < 0)
+        net_die(-listen_fd, "listen on %s:%d", cli.addr, cli.port);
+    net_stop_set_listener(listen_fd); /* before the port is printed: a signal may follow at once */
+    net_announce(listen_fd);
 
     while (!net_stop_requested) {
         struct sockaddr_in peer;
@@ -104,16 +112,23 @@ int main(int argc, char **argv)
 
         int fd = accept(listen_fd, (struct sockaddr *)&peer, &peer_len);
         if (fd < 0) {
+            if (net_stop_requested)
+                break; /* EINTR, or EINVAL from the listener the handler shut down */
             if (errno == EINTR || errno == ECONNABORTED)
                 continue;
             fprintf(stderr, "echo-write-all: accept(fd=%d): %s\n", listen_fd, strerror(errno));
             status = 1;
             break;
         }
+        if (!net_stop_set_client(fd)) { /* the signal came before the handler could see fd */
+            close(fd);
+            break;
+        }
         net_set_nodelay(fd); /* as in echo-blocking: no Nagle stalls after short writes */
         echo__peer_name(&peer, who, sizeof(who));
         printf("client %s connected\n", who);
         enum echo_end end = echo_client(fd, who, &echoed);
+        net_stop_set_client(-1);
         close(fd);
         printf("client %s done, %llu bytes echoed\n", who, echoed);
         if (end == ECHO_STOP)
