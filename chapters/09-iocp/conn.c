@@ -140,19 +140,21 @@ static ULONG conn__fault_len(struct conn *c, ULONG len)
 
 void conn_post_send(struct conn *c)
 {
-    WSABUF wb = {.len = c->len - c->sent, .buf = c->buf + c->sent};
-    DWORD err;
-
     if (c->srv->stopping) {
         conn_close(c);
         return;
     }
+    /* EXERCISE BEGIN post-send: post a WSASend of what is left to echo, with its own reference */
+    WSABUF wb = {.len = c->len - c->sent, .buf = c->buf + c->sent};
+    DWORD err;
+
     wb.len = conn__fault_len(c, wb.len);
     conn__begin(c, &c->send);
     if (WSASend(c->s, &wb, 1, NULL, 0, &c->send.ov, NULL) == 0)
         return;
     if ((err = WSAGetLastError()) != WSA_IO_PENDING)
         conn__failed_to_start(c, "WSASend", err);
+    /* EXERCISE END */
 }
 
 static void conn__log_failure(struct conn *c, const struct op *op, DWORD err)
@@ -170,7 +172,7 @@ static void conn__log_failure(struct conn *c, const struct op *op, DWORD err)
  * `bytes` were transferred, and `err` is 0 or why the operation failed. */
 void conn_on_complete(struct conn *c, struct op *op, DWORD bytes, DWORD err)
 {
-    /* EXERCISE BEGIN iocp-dispatch: dispatch a finished recv or send, then drop the reference it held */
+    /* EXERCISE BEGIN iocp-dispatch: dispatch a finished recv or send, then drop its reference */
     if (err != 0) {
         conn__log_failure(c, op, err);
         conn_close(c);
