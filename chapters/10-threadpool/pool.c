@@ -116,6 +116,7 @@ int pool_submit(struct pool *p, struct pool_job *job, pool_work_fn work, pool_do
     job->next = NULL;
     job->started_ns = 0;
     job->queued_ns = pool_now_ns();
+    /* EXERCISE BEGIN pool-submit: refuse if stopping or full, else queue job, wake one thread */
     pthread_mutex_lock(&p->lock);
     if (p->stopping) {
         ret = -ESHUTDOWN;
@@ -133,6 +134,7 @@ int pool_submit(struct pool *p, struct pool_job *job, pool_work_fn work, pool_do
         pthread_cond_signal(&p->work_ready); /* one job: one thread is enough */
     }
     pthread_mutex_unlock(&p->lock);
+    /* EXERCISE END */
     return ret;
 }
 /* end snippet */
