@@ -73,7 +73,7 @@ static void sum_pages_move_next(void *frame)
     struct sum_pages_sm *sm = frame;
     char url[320];
 
-    /* EXERCISE BEGIN sum-pages: SumPagesAsync as a state machine: a switch, two awaits, state saved first */
+    /* EXERCISE BEGIN sum-pages: SumPagesAsync by hand: a switch, two awaits, state saved first */
     switch (sm->state) {
     case SUM_RUNNING:
         break;

@@ -82,7 +82,7 @@ void rt__timer_add(struct rt *rt, struct rt_timer *t, unsigned ms)
  * or was removed before). */
 bool rt__timer_remove(struct rt *rt, struct rt_timer *t)
 {
-    /* EXERCISE BEGIN timer-cancel: take t out of the heap: fill its slot with the last timer, sift that one */
+    /* EXERCISE BEGIN timer-cancel: take t out: fill its slot with the last timer, sift that one */
     size_t i = t->slot;
     struct rt_timer *last;
 

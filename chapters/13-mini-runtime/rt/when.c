@@ -40,7 +40,7 @@ static void when__arm_done(struct rt_cont *c)
     struct when *w = arm->w;
     long res = arm->child->res;
 
-    /* EXERCISE BEGIN when-any: count the arm in, complete w as any or all wants, release the references */
+    /* EXERCISE BEGIN when-any: count the arm in, complete w as any or all wants, release */
     w->left--;
     if (w->any) {
         if (!w->f.done)

@@ -74,7 +74,7 @@ static void sum_pages_move_next(void *frame)
     struct sum_pages_sm *sm = frame;
     char url[320];
 
-    TODO("SumPagesAsync as a state machine: a switch, two awaits, state saved first");
+    TODO("SumPagesAsync by hand: a switch, two awaits, state saved first");
 }
 
 /* The stub the compiler leaves in place of the method. */

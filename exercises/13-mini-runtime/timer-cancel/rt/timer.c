@@ -82,7 +82,7 @@ void rt__timer_add(struct rt *rt, struct rt_timer *t, unsigned ms)
  * or was removed before). */
 bool rt__timer_remove(struct rt *rt, struct rt_timer *t)
 {
-    TODO("take t out of the heap: fill its slot with the last timer, sift that one");
+    TODO("take t out: fill its slot with the last timer, sift that one");
 }
 
 int rt__timer_wait_ms(struct rt *rt)

@@ -40,7 +40,7 @@ static void when__arm_done(struct rt_cont *c)
     struct when *w = arm->w;
     long res = arm->child->res;
 
-    TODO("count the arm in, complete w as any or all wants, release the references");
+    TODO("count the arm in, complete w as any or all wants, release");
 }
 
 static struct rt_future *when__new(struct rt *rt, struct rt_future **fs, size_t n, bool any)
