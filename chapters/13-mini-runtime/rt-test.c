@@ -233,6 +233,18 @@ static void test_when_all(void)
     rt_token_free(tok);
     printf("when_all with a child cancelled after 50 ms: -ECANCELED, once all three are done\n");
 
+    /* Children that finished before when_all hung its arms on them. */
+    struct rt_future *p[2] = {rt_promise(rt, "p0"), rt_promise(rt, "p1")};
+    rt_promise_complete(p[0], 4);
+    rt_promise_complete(p[1], 5);
+    t0 = rt_now_ms();
+    r = rt_block_on(rt, rt_when_all(rt, p, 2));
+    took = rt_now_ms() - t0;
+    CHECK(r == 0 && took < 1000, "when_all of two finished promises: %ld after %lld ms", r,
+          (long long)took);
+    CHECK(rt_future_take(p[0]) == 4 && rt_future_take(p[1]) == 5, "their results");
+    printf("when_all of two promises already finished: %ld after %lld ms\n", r, (long long)took);
+
     CHECK(rt_block_on(rt, rt_when_all(rt, NULL, 0)) == 0, "when_all of nothing");
     rt_destroy(rt);
 }
@@ -264,6 +276,7 @@ static void test_when_any(void)
     rt_promise_complete(p[1], 7);
     r = rt_block_on(rt, rt_when_any(rt, p, 2));
     CHECK(r == 1, "when_any with p1 complete: %ld", r);
+    printf("when_any of two promises, only the second already finished: index %ld\n", r);
     rt_promise_complete(p[0], 3);
     rt_future_release(p[0]);
     rt_future_release(p[1]);
