@@ -189,6 +189,7 @@ static int registry_spawn(struct registry *reg, int fd, const pthread_attr_t *at
 /* snippet: stop-all */
 static void registry_stop_all(struct registry *reg)
 {
+    /* EXERCISE BEGIN stop-all: wake every live worker, wait until none is live, then reap */
     pthread_mutex_lock(&reg->lock);
     for (struct conn *c = reg->live; c; c = c->next)
         shutdown(c->fd, SHUT_RDWR); /* ENOTCONN if the peer is gone: fine */
@@ -196,6 +197,7 @@ static void registry_stop_all(struct registry *reg)
         pthread_cond_wait(&reg->all_done, &reg->lock);
     pthread_mutex_unlock(&reg->lock);
     registry_reap(reg);
+    /* EXERCISE END */
 }
 /* end snippet */
 
