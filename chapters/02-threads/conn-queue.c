@@ -57,7 +57,7 @@ int conn_queue_push(struct conn_queue *q, int fd)
 /* snippet: pop */
 int conn_queue_pop(struct conn_queue *q)
 {
-    /* EXERCISE BEGIN worker-pool: take the oldest fd, waiting while empty; -ECANCELED once stopping */
+    /* EXERCISE BEGIN worker-pool: take the oldest fd, wait while empty; -ECANCELED once stopping */
     int fd;
 
     pthread_mutex_lock(&q->lock);

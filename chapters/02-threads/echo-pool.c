@@ -139,7 +139,8 @@ static void *pool_signal_main(void *arg)
     char one = 1;
 
     if (sigwait(&p->stop_signals, &sig) != 0)
-        return NULL;            /* cannot happen with a valid set */
+        return NULL; /* cannot happen with a valid set */
+    /* EXERCISE BEGIN pool-stop: stop the queue, shut down busy workers' sockets, wake main */
     conn_queue_stop(&p->queue); /* wakes the acceptor in push, idle workers in pop */
     pthread_mutex_lock(&p->busy_lock);
     p->stopping = true;
@@ -149,6 +150,7 @@ static void *pool_signal_main(void *arg)
     pthread_mutex_unlock(&p->busy_lock);
     if (write(p->stop_pipe[1], &one, 1) < 0)
         report("write", p->stop_pipe[1], errno);
+    /* EXERCISE END */
     return NULL;
 }
 /* end snippet */

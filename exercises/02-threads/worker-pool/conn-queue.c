@@ -40,7 +40,7 @@ int conn_queue_push(struct conn_queue *q, int fd)
 
 int conn_queue_pop(struct conn_queue *q)
 {
-    TODO("take the oldest fd, waiting while empty; -ECANCELED once stopping");
+    TODO("take the oldest fd, wait while empty; -ECANCELED once stopping");
 }
 
 void conn_queue_stop(struct conn_queue *q)

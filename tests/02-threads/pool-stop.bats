@@ -1,0 +1,50 @@
+#!/usr/bin/env bats
+# Exercise 02-threads/pool-stop: pool_signal_main() of echo-pool, which wakes
+# every thread of the pool on SIGTERM. Runs against $IMPL (solutions: the
+# chapter's own code; `make ex` uses the learner's copy).
+
+load ../helpers/common
+
+setup() {
+    SERVER_BIN="$(impl_bin pool-stop echo-pool)"
+}
+
+@test "pool-stop: SIGTERM with every worker busy, a client queued and the acceptor waiting exits 0 within 5 s" {
+    local fds=() fd i line
+    # 2 workers, 1 slot: clients 0 and 1 are served, 2 is queued, the main
+    # thread waits in push with 3, and 4 waits in the kernel's backlog.
+    server_start "$SERVER_BIN" -p 0 -w 2 -q 1
+    for ((i = 0; i < 5; i++)); do
+        conn_open fd
+        fds+=("$fd")
+    done
+    expect_echo "${fds[0]}" first
+    expect_echo "${fds[1]}" second
+    stop_within 5
+    for i in 0 1; do
+        fd=${fds[$i]}
+        if read -r -t 5 line <&"$fd"; then
+            fail "busy client $i: expected EOF after the stop, got '$line'"
+        elif [ $? -gt 128 ]; then
+            fail "busy client $i: its connection was still open 5 s after the server exited"
+        fi
+    done
+    for fd in "${fds[@]}"; do exec {fd}>&-; done
+}
+
+@test "pool-stop: SIGTERM with idle workers only exits 0 within 5 s" {
+    local out
+    server_start "$SERVER_BIN" -p 0 -w 4
+    out=$(run_client -p "$PORT" -t 10 "served, then gone") || server_gone "echo-client failed (status $?)"
+    [ "$out" = "served, then gone" ] || fail "expected 'served, then gone', got '$out'"
+    stop_within 5
+}
+
+@test "pool-stop: SIGTERM with one busy worker and three idle exits 0 within 5 s" {
+    local a
+    server_start "$SERVER_BIN" -p 0 -w 4
+    conn_open a
+    expect_echo "$a" "one busy worker"
+    stop_within 5
+    exec {a}>&-
+}
