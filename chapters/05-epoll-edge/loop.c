@@ -44,12 +44,14 @@ static long long now_ms(void)
 /* Append w to the ready list, unless it is on it already. */
 static void loop__push(struct loop *l, struct watch *w)
 {
+    /* EXERCISE BEGIN ready-list: append w to the ready list unless it is on it already */
     if (w->queued)
         return;
     w->queued = true;
     w->ready_next = NULL;
     *l->ready_tail = w;
     l->ready_tail = &w->ready_next;
+    /* EXERCISE END */
 }
 /* end snippet */
 
@@ -108,6 +110,7 @@ static void loop__add_conn(struct loop *l, int fd)
 /* Accept until EAGAIN, at most ACCEPT_BATCH at a time. */
 static void loop__accept(struct loop *l)
 {
+    /* EXERCISE BEGIN accept-drain: accept until EAGAIN, at most ACCEPT_BATCH, then requeue */
     for (int k = 0; k < ACCEPT_BATCH; k++) {
         int fd = accept4(l->listener.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd >= 0) {
@@ -134,6 +137,7 @@ static void loop__accept(struct loop *l)
         return;
     }
     loop__push(l, &l->listener); /* batch spent, more may wait: no edge will say so */
+    /* EXERCISE END */
 }
 /* end snippet */
 
@@ -228,6 +232,7 @@ void loop_run(struct loop *l)
             loop__retry_accept(l); /* ENFILE and the like: time to try again */
 
         /* One turn for each watch queued now; those requeued wait for the next. */
+        /* EXERCISE BEGIN ready-list: take the whole ready list, give each watch one turn */
         struct watch *w = l->ready;
         l->ready = NULL;
         l->ready_tail = &l->ready;
@@ -237,6 +242,7 @@ void loop_run(struct loop *l)
             loop__serve(l, w); /* may free w, never another watch */
             w = next;
         }
+        /* EXERCISE END */
     }
 }
 /* end snippet */
