@@ -194,6 +194,9 @@ static bool conn_flush(struct server *s, struct conn *c)
         conn_fail(s, c, "write", -r);
         return false;
     }
+    /* Drained: an idle connection holds no buffer. */
+    if (r == 0)
+        buf_free(&c->out);
     if (r == 0 && c->peer_eof) { /* all echoed after the client's EOF */
         conn_close(s, c);
         return false;
