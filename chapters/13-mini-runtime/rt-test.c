@@ -319,6 +319,36 @@ static void test_tokens(void)
           (long long)took);
     printf("cancel_after(100) ended a 10 s delay with -ECANCELED after %lld ms\n", (long long)took);
 
+    /* cancel_after again moves the deadline: one timer per token, the last call wins. */
+    struct rt_token *moved = rt_token_new(rt, NULL);
+    rt_token_cancel_after(moved, 10000);
+    rt_token_cancel_after(moved, 50);
+    CHECK(rt->nheap == 1, "cancel_after twice on one token: %zu timers in the heap, expected 1",
+          rt->nheap);
+    t0 = rt_now_ms();
+    r = rt_block_on(rt, rt_delay(rt, 10000, moved));
+    took = rt_now_ms() - t0;
+    CHECK(r == -ECANCELED && took >= 40 && took < 1000,
+          "cancel_after(10000), then (50): %ld after %lld ms", r, (long long)took);
+    CHECK(rt->nheap == 0, "timers left in the heap after the moved deadline fired: %zu", rt->nheap);
+    rt_token_free(moved);
+    printf(
+        "cancel_after(10000) then cancel_after(50): one deadline, the delay ended after %lld ms\n",
+        (long long)took);
+
+    /* Cancelled by hand before its deadline: the deadline leaves the heap at
+     * once, and a cancel_after on a cancelled token arms nothing. */
+    struct rt_token *by_hand = rt_token_new(rt, NULL);
+    rt_token_cancel_after(by_hand, 10000);
+    rt_token_cancel(by_hand);
+    CHECK(rt->nheap == 0, "cancelled by hand, its deadline is still in the heap (%zu timers)",
+          rt->nheap);
+    rt_token_cancel_after(by_hand, 10);
+    CHECK(rt->nheap == 0, "cancel_after on a cancelled token armed a timer (%zu)", rt->nheap);
+    rt_token_free(by_hand);
+    printf("a token cancelled by hand takes its deadline out of the heap; cancel_after then arms "
+           "nothing\n");
+
     /* Freeing a child unlinks it: the parent's cancel no longer reaches it. */
     struct rt_token *kept = rt_token_new(rt, other);
     rt_token_free(timeout);

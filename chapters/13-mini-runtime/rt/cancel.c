@@ -51,6 +51,7 @@ void rt__token_unregister(struct rt_reg *r)
 /* snippet: cancel */
 void rt_token_cancel(struct rt_token *tok)
 {
+    /* EXERCISE BEGIN cancel-token: cancel once: the flag, the deadline, each registration */
     if (tok->cancelled)
         return;
     tok->cancelled = true;
@@ -63,6 +64,7 @@ void rt_token_cancel(struct rt_token *tok)
         rt__token_unregister(r);
         r->cancel(r);
     }
+    /* EXERCISE END */
 }
 /* end snippet */
 
@@ -92,11 +94,13 @@ struct rt_token *rt_token_new(struct rt *rt, struct rt_token *parent)
 
 void rt_token_cancel_after(struct rt_token *tok, unsigned ms)
 {
+    /* EXERCISE BEGIN cancel-token: arm the deadline, or move the one already armed */
     if (tok->cancelled)
         return;
     if (tok->deadline.slot != RT_TIMER_IDLE)
         rt__timer_remove(tok->rt, &tok->deadline);
     rt__timer_add(tok->rt, &tok->deadline, ms);
+    /* EXERCISE END */
 }
 
 bool rt_token_cancelled(const struct rt_token *tok)
