@@ -142,6 +142,7 @@ static int ready__syscall(struct cio_op *op)
         return errno == EWOULDBLOCK ? -EAGAIN : -errno;
     return (int)n;
 }
+/* end snippet */
 
 /* Try the op once. True when it is over (completed); false when it must
  * wait for the next readiness report. */
@@ -160,7 +161,6 @@ static bool ready__attempt(struct cio *a, struct cio_op *op)
     cio__complete(a, op, res);
     return true;
 }
-/* end snippet */
 
 /* snippet: attempt-pooled */
 /* A pooled recv: a buffer only for as long as a recv() call needs one,
