@@ -106,6 +106,7 @@ static void server__change(struct server *s, uintptr_t ident, short filter, unsi
  * WRITE only while output is pending. Only changes are queued. */
 static void conn_update_interest(struct server *s, struct conn *c)
 {
+    /* EXERCISE BEGIN kq-interest: enable or disable READ and WRITE when what is wanted changes */
     bool want_read = !c->peer_eof && buf_len(&c->out) < PENDING_MAX;
     bool want_write = buf_len(&c->out) > 0;
 
@@ -115,6 +116,7 @@ static void conn_update_interest(struct server *s, struct conn *c)
         server__change(s, c->fd, EVFILT_WRITE, want_write ? EV_ENABLE : EV_DISABLE, 0, 0, c);
     c->reading = want_read;
     c->writing = want_write;
+    /* EXERCISE END */
 }
 /* end snippet */
 
@@ -323,6 +325,7 @@ static bool server__handle(struct server *s, const struct kevent *ev)
                 ev->filter, strerror((int)ev->data));
         return true;
     }
+    /* EXERCISE BEGIN kq-dispatch: route the event by filter and udata, skipping stale ones */
     switch (ev->filter) {
     case EVFILT_SIGNAL:
         return false;
@@ -349,6 +352,7 @@ static bool server__handle(struct server *s, const struct kevent *ev)
     default:
         return true;
     }
+    /* EXERCISE END */
 }
 /* end snippet */
 
