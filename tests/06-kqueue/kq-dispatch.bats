@@ -1,0 +1,71 @@
+#!/usr/bin/env bats
+# Exercise 06-kqueue/kq-dispatch: the loop's dispatch of each kevent by its
+# filter and udata. Runs against $IMPL (solutions by default: the chapter's
+# own echo-kqueue.c).
+
+load ../helpers/common
+load ../helpers/echo_suite
+
+setup() {
+    SERVER_CMD=("$(impl_bin kq-dispatch echo-kqueue)")
+}
+
+# wait_eof FD SECONDS: wait until the server closes FD (read returns EOF);
+# prints the milliseconds it took; returns 1 if it did not within SECONDS.
+wait_eof() {
+    local fd="$1" limit="$2" t0 line rc
+    t0=$(date +%s%N)
+    while :; do
+        read -r -t "$limit" line <&"$fd"
+        rc=$? # 0: a line (keep reading); 1: EOF; above 128: timed out
+        [ "$rc" -eq 0 ] || break
+    done
+    echo $((($(date +%s%N) - t0) / 1000000))
+    [ "$rc" -le 128 ]
+}
+
+@test "kq-dispatch: a message comes back, and SIGTERM stops the server with exit 0" {
+    local c
+    suite_start
+    conn_open c
+    expect_echo "$c" "hello, kqueue"
+    exec {c}>&-
+    suite_stop_clean
+}
+
+@test "kq-dispatch: 16 MiB to a slow reader come back intact (EVFILT_WRITE flushes the rest)" {
+    local in="$BATS_TEST_TMPDIR/large"
+    suite_start
+    payload "$in" $((16 * 1024 * 1024))
+    # 1 MiB written per turn, 64 KiB read after a 2 ms nap: the echo piles up
+    # in the server's socket, and the rest must wait for EVFILT_WRITE.
+    CLIENT_TIMEOUT=20 run_client -p "$PORT" --chunk 1M --read-delay 2 <"$in" >"$in.out" || true
+    if ! cmp -s "$in" "$in.out"; then
+        server_exited && server_gone "the server died"
+        fail "sent $(stat -c %s "$in") bytes, got $(stat -c %s "$in.out") back within 20 s"
+    fi
+    suite_stop_clean
+}
+
+@test "kq-dispatch -t 1: an idle client is closed by its timer, an active one is not" {
+    local idle active i
+    server_start "${SERVER_CMD[@]}" -p 0 -t 1
+    conn_open idle
+    conn_open active
+    for ((i = 0; i < 6; i++)); do
+        expect_echo "$active" "still here $i"
+        sleep 0.3
+    done
+    wait_eof "$idle" 6 >/dev/null || server_gone "the idle client was not closed within 6 s"
+    expect_echo "$active" "not cut"
+    exec {active}>&- {idle}>&-
+    suite_stop_clean
+}
+
+@test "kq-dispatch: out of fds (EMFILE), the clients left in the backlog are served once others leave (the retry timer)" {
+    suite_emfile_recovers
+}
+
+@test "kq-dispatch: SIGINT, like SIGTERM, stops the server with clients connected, exit 0" {
+    SUITE_STOP_SIGNAL=INT suite_sigterm_with_clients
+}
