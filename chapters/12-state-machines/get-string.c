@@ -55,6 +55,7 @@ static void get_string_move_next(void *frame);
  * Completing runs the awaiter's continuation, which may free this frame. */
 static void get_string_finish(struct get_string_sm *sm, int err, const char *call)
 {
+    /* EXERCISE BEGIN finally: release the socket and the buffer, set the result, complete last */
     size_t off, len;
     int status = 0;
 
@@ -87,6 +88,7 @@ static void get_string_finish(struct get_string_sm *sm, int err, const char *cal
                   sm->url.port, sm->url.path);
     else
         task_complete(&sm->task);
+    /* EXERCISE END */
 }
 
 /* snippet: move_next */
