@@ -125,6 +125,7 @@ static void probe__read_line(const char *path, const char *prefix, char *out, si
 /* Why io_uring_setup() failed, in words, from its error and what we know. */
 static const char *probe__refusal(int err, const char *sysctl, const char *seccomp)
 {
+    /* EXERCISE BEGIN probe-refusal: say in words why io_uring_setup() failed, and what to do */
     if (err == ENOSYS)
         return "ENOSYS: this kernel has no io_uring (it needs 5.1 or newer, built with "
                "CONFIG_IO_URING)";
@@ -137,6 +138,7 @@ static const char *probe__refusal(int err, const char *sysctl, const char *secco
     if (err == EPERM)
         return "EPERM: forbidden here (a security module or a sandbox)";
     return strerror(err);
+    /* EXERCISE END */
 }
 
 static void probe__yes_no(const char *what, const char *since, int res, const char *how)
@@ -242,6 +244,7 @@ int main(int argc, char **argv)
     probe__read_line("/proc/self/status", "Seccomp:", seccomp, sizeof(seccomp));
     ret = io_uring_queue_init_params(8, &ring, &p);
     if (check) {
+        /* EXERCISE BEGIN probe-refusal: one line: refused (and why, exit 77) or works (exit 0) */
         if (ret < 0) {
             printf("io_uring is not usable here: io_uring_setup: %s\n",
                    probe__refusal(-ret, sysctl, seccomp));
@@ -250,6 +253,7 @@ int main(int argc, char **argv)
         printf("io_uring works here (Linux %s, features 0x%x)\n", u.release, p.features);
         io_uring_queue_exit(&ring);
         return 0;
+        /* EXERCISE END */
     }
 
     printf("io_uring on this machine\n");

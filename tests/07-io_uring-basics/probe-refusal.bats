@@ -1,0 +1,42 @@
+#!/usr/bin/env bats
+# Exercise 07-io_uring-basics/probe-refusal: uring-probe says why io_uring is
+# refused, in words, and exits 77 (skip) so that a caller can skip politely.
+# Runs against $IMPL (solutions by default: the chapter's own uring-probe.c).
+# no-uring installs the seccomp filter Docker's default profile amounts to.
+
+bats_require_minimum_version 1.5.0
+load ../helpers/common
+load uring
+
+setup_file() {
+    uring_setup_file
+}
+
+setup() {
+    PROBE="$(impl_bin probe-refusal uring-probe)"
+    NO_URING="$(impl_bin probe-refusal no-uring)"
+}
+
+@test "probe-refusal: under a seccomp filter, uring-probe --check prints one line that blames seccomp, and exits 77" {
+    uring_require # where it is refused already, the reason is another one
+    run "$NO_URING" "$PROBE" --check
+    [ "$status" -eq 77 ] || fail "expected exit 77 (skip) under no-uring, got $status: $output"
+    [ "${#lines[@]}" -eq 1 ] || fail "expected one line, got ${#lines[@]}: $output"
+    assert_output --partial "io_uring is not usable here: io_uring_setup: EPERM: a seccomp filter forbids it"
+    assert_output --partial "security-opt seccomp"
+}
+
+@test "probe-refusal: under a seccomp filter, the full report says refused, and why, and exits 77" {
+    uring_require
+    run "$NO_URING" "$PROBE"
+    [ "$status" -eq 77 ] || fail "expected exit 77 (skip) under no-uring, got $status: $output"
+    assert_output --partial "seccomp of this process:  2"
+    assert_output --partial "refused: EPERM: a seccomp filter forbids it"
+}
+
+@test "probe-refusal: where io_uring works, uring-probe --check says so in one line and exits 0" {
+    uring_require
+    run "$PROBE" --check
+    assert_success
+    assert_output --regexp "^io_uring works here \(Linux .*, features 0x[0-9a-f]+\)$"
+}
