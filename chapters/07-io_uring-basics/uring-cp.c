@@ -151,12 +151,14 @@ static void cp__start_block(struct cp *cp, unsigned idx)
     /* A chain ends with its submission: if only the read got in before an
      * SQ-full submit, the write would run on its own, whatever the read did.
      * So make room for both first. */
+    /* EXERCISE BEGIN link-chain: make room for two SQEs, then queue the read linked to the write */
     if (io_uring_sq_space_left(&cp->ring) < 2) {
         cp->st.sq_full++;
         cp__submit(cp, 0);
     }
     cp__queue(cp, idx, false, 0, cp__read_len(cp, b->len), IOSQE_IO_LINK);
     cp__queue(cp, idx, true, 0, b->len, 0);
+    /* EXERCISE END */
 }
 /* end snippet */
 
