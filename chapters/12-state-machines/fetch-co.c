@@ -84,7 +84,9 @@ static void get_string_co(void *frame)
     }
     if (err < 0)
         ASYNC_RETURN(co, task_complete(get_string_co_end(co, -err, "connect")));
+    /* end snippet */
 
+    /* EXERCISE BEGIN coro-loops: send the whole request, then read to EOF, awaiting on EAGAIN */
     while (co->sent < co->request_len) {
         n = send(co->io.fd, co->request + co->sent, co->request_len - co->sent, MSG_NOSIGNAL);
         if (n >= 0)
@@ -101,10 +103,10 @@ static void get_string_co(void *frame)
         else if (n < 0)
             ASYNC_RETURN(co, task_complete(get_string_co_end(co, (int)-n, "recv")));
     }
+    /* EXERCISE END */
     ASYNC_RETURN(co, task_complete(get_string_co_end(co, 0, NULL)));
     ASYNC_END(co);
 }
-/* end snippet */
 
 static struct task *get_string_co_async(struct loop *l, const char *url)
 {
