@@ -162,6 +162,7 @@ void pool_shutdown(struct pool *p, enum pool_stop how)
 {
     struct pool_job *cancelled = NULL;
 
+    /* EXERCISE BEGIN pool-shutdown: stop and join every thread, then call every job's done */
     pthread_mutex_lock(&p->lock);
     p->stopping = true;
     if (how == POOL_CANCEL) { /* take the jobs no thread has started */
@@ -184,6 +185,7 @@ void pool_shutdown(struct pool *p, enum pool_stop how)
         cancelled = job->next;
         job->done(job, -ECANCELED); /* on the loop thread, like every other done */
     }
+    /* EXERCISE END */
     pool__handoff_close(p);
     pthread_mutex_destroy(&p->done_lock);
     pthread_cond_destroy(&p->work_ready);
