@@ -739,7 +739,7 @@ suite_hold_idle() {
     [ "$s" -le 4 ] || s=4
     : >"$holder" # there before the first grep below
     # --foreground: it is signalled later (see the note on timeout in common.bash).
-    timeout --foreground $((120 * s)) bash -c 'ulimit -n 8192 && exec "$@"' _ "$(tool_bin echo-load)" \
+    timeout --foreground $((120 * s)) "$(tool_bin echo-load)" \
         -p "$PORT" -c "$n" --idle -t $((60 * s)) -d $((60 * s)) >"$holder" 2>&1 &
     SUITE_HOLDER_PID=$!
     _course_pids+=("$SUITE_HOLDER_PID")
