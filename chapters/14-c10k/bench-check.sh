@@ -28,9 +28,17 @@
 # not a bench CSV; no echo-epoll-lt to divide by).
 set -euo pipefail
 
-top="$(cd "$(dirname "$0")/../.." && pwd)"
+# lib.bash from this script's own folder; the repository is the first
+# folder above it with the course's build rules (the script also runs from
+# a copy: the exercise 14-c10k/medians builds one beside its lib.bash).
+here="$(cd "$(dirname "$0")" && pwd)"
+top="$here"
+while [ ! -f "$top/common/mk/config.mk" ]; do
+    [ "$top" != / ] || { echo "bench-check.sh: $here is not inside the course's repository" >&2; exit 2; }
+    top="$(dirname "$top")"
+done
 cd "$top"
-source chapters/14-c10k/lib.bash
+source "$here/lib.bash"
 
 margin="${BENCH_MARGIN:-50}" base=chapters/14-c10k/baseline.csv csv=""
 while [ $# -gt 0 ]; do
