@@ -139,6 +139,7 @@ snapshot() {
 # the pid must reach LOAD_PIDS in this shell.
 hold() {
     local i
+    : >"$2" # before the job starts: the loop below may read it before the job opens it
     "${BENCH_PIN_CLIENT[@]}" "$BENCH_LOAD" -p "$BENCH_PORT" -c "$1" --idle -d 3600 -t 30 \
         >"$2" 2>"$2.err" &
     LOAD_PIDS+=($!)
