@@ -36,6 +36,6 @@ $(cat "$SERVER_ERR")"
     [ "$ea" -gt 0 ] || fail "the faults shim injected no EAGAIN (log: $(cat "$BATS_TEST_TMPDIR/faults.log" 2>/dev/null))"
 }
 
-@test "eagain-read: an idle server with a connected client does not spin" {
-    untraced suite_idle_no_spin
+@test "eagain-read: an idle server with a connected client sleeps in poll() (strace: no busy loop)" {
+    untraced suite_syscalls_idle poll
 }
