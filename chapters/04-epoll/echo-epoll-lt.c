@@ -260,8 +260,10 @@ int main(int argc, char **argv)
     s.listener = (struct watch){WATCH_LISTENER, net_listen_or_die(&cli, SOMAXCONN)};
     if ((err = net_set_nonblocking(s.listener.fd)) < 0)
         net_die(-err, "fcntl(fd=%d, F_SETFL, O_NONBLOCK)", s.listener.fd);
+    /* EXERCISE BEGIN spare-fd: with -E spare, hold one fd in reserve, open on /dev/null */
     if (s.policy == EMFILE_SPARE && (s.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
         net_die(errno, "open(/dev/null)");
+    /* EXERCISE END */
     if ((s.epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
         net_die(errno, "epoll_create1");
     if ((err = watch_add(s.epfd, &s.sig, EPOLLIN)) < 0 ||
