@@ -260,6 +260,8 @@ int main(int argc, char **argv)
                 server_accept(&s);
             else if (conn_turn(&s, (struct conn *)w) == CONN_CLOSE)
                 server_drop(&s, (struct conn *)w);
+            else if (buf_len(&((struct conn *)w)->out) == 0)
+                buf_free(&((struct conn *)w)->out); /* drained: an idle connection holds none */
             w = next;
         }
     }
