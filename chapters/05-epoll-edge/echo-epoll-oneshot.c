@@ -233,6 +233,7 @@ static void worker__serve(struct worker *w, struct shared_conn *sc, uint32_t eve
         server__drop(s, sc); /* not re-armed: no one else can reach it */
         return;
     }
+    /* EXERCISE BEGIN oneshot-handoff: re-arm the fd for what it wants, and let go of it */
     /* The hand-off to the next worker happens inside the kernel: the MOD
      * makes the fd reportable again, and another worker's epoll_wait() may
      * return it before this call has even returned. OWNER_REARMING tells
@@ -246,6 +247,7 @@ static void worker__serve(struct worker *w, struct shared_conn *sc, uint32_t eve
         return;
     }
     atomic_store_explicit(&sc->owner, OWNER_FREE, memory_order_release); /* sc is not ours now */
+    /* EXERCISE END */
 }
 /* end snippet */
 
