@@ -4,12 +4,12 @@
 # Hints are the "## Hint N" sections of the exercise's hints.md. Which ones
 # you have seen is kept in .progress/hints/ (not part of the repository), so
 # each `make hint` shows the next one.
-# HINT=n shows hint n; RESET=1 starts over.
+# HINT=n shows hint n; RESET=1 starts over (so does make reset EX=...).
+# A wrong EX exits 2 with the closest names (exercise-lib.sh).
 set -uo pipefail
 . "$(dirname "$0")/exercise-lib.sh"
 
-ex="${1:-}"
-exercise_check "$ex" hint
+ex="$(exercise_resolve "${1:-}" hint)" || exit 2
 hints="$top/exercises/$ex/hints.md"
 [ -f "$hints" ] || hints="$top/solutions/$ex/hints.md"
 state_dir="$top/.progress/hints"
@@ -48,7 +48,7 @@ show "$want"
 [ "$want" -gt "$seen" ] && echo "$want" >"$state"
 echo
 if [ "${last:-0}" = 1 ]; then
-    echo "That was the last hint. The reference is in solutions/$ex/ when you want to compare."
+    echo "That was the last hint. Once your copy passes, make solution EX=$ex shows the reference."
 elif [ "$want" -lt "$total" ]; then
     echo "Run make hint EX=$ex again for hint $((want + 1))."
 fi
