@@ -5,7 +5,9 @@
 # SAN=address,undefined | SAN=thread (sanitizer build in its own folder),
 # VALGRIND=1 (make test: every server under valgrind's memcheck), JOBS=N (test files
 # run at once; two per CPU by default),
-# WERROR=1, V=1 (show commands), BENCH=quick|full (make bench).
+# WERROR=1, V=1 (show commands), BENCH=quick|full (make bench), FORCE=1 (make
+# solution before your copy passes; make exercises over your work), POLL=1
+# (make watch checks files once a second instead of using inotify).
 
 include common/mk/config.mk
 
@@ -32,7 +34,7 @@ endif
 RUN := env -u MAKEFLAGS -u MFLAGS
 
 .DEFAULT_GOAL := all
-.PHONY: all help setup deps doctor test test-long ex hint progress exercises suite snippets book bench bench-check \
+.PHONY: all help setup deps doctor test test-long ex watch hint progress reset solution exercises suite snippets book bench bench-check \
         lint format clean \
         common $(BUILD_DIRS)
 
@@ -44,6 +46,7 @@ help: ## list every target
 	@echo
 	@echo "variables: CH=03  EX=03-nonblocking/poll-echo  IMPL=solutions|exercises  FILTER=regex"
 	@echo "           SAN=address,undefined | SAN=thread  VALGRIND=1  JOBS=N  WERROR=1  V=1  BENCH=quick|full"
+	@echo "           FORCE=1 (make solution: without a pass; make exercises: over your work)  POLL=1 (make watch)"
 
 all: $(BUILD_DIRS) ## build every chapter, solution and exercise into build/
 
@@ -77,11 +80,20 @@ test-long: all ## the long tests make test leaves out (mutants, the echo suite u
 ex: ## test your copy of an exercise: make ex EX=03-nonblocking/poll-echo [IMPL=solutions]
 	$(Q)$(RUN) $(SCRIPTS)/ex.sh "$(EX)" "$(or $(IMPL),exercises)"
 
+watch: ## test your copy again each time you save a file of it (no EX=: the next unfinished one; POLL=1: poll, not inotify)
+	$(Q)$(RUN) $(SCRIPTS)/watch.sh "$(EX)"
+
 hint: ## show the next hint for an exercise: make hint EX=03-nonblocking/poll-echo
 	$(Q)$(RUN) $(SCRIPTS)/hint.sh "$(EX)"
 
-progress: ## table of every exercise (done / failing / not started) and the next one
+progress: ## every exercise by chapter, with its kind, level and status (done / failing / not started), and the next one
 	$(Q)$(RUN) $(SCRIPTS)/progress.sh
+
+reset: ## put an exercise back as shipped, keeping your copy in .progress/reset/: make reset EX=...
+	$(Q)$(RUN) $(SCRIPTS)/reset.sh "$(EX)"
+
+solution: ## show an exercise's reference once your copy passes its tests (FORCE=1: at once): make solution EX=...
+	$(Q)$(RUN) $(SCRIPTS)/solution.sh "$(EX)"
 
 exercises: ## regenerate exercises/ from solutions/
 	$(Q)$(RUN) $(SCRIPTS)/gen-exercises.sh solutions exercises

@@ -9,10 +9,10 @@ set -euo pipefail
 apt_pkgs=(build-essential pkg-config liburing-dev bats bats-support bats-assert bats-file
     parallel strace socat valgrind cppcheck clang-format iproute2 procps
     gcc-mingw-w64-x86-64 wine64 pandoc graphviz fonts-dejavu-core chromium gnuplot-nox
-    curl wrk libuv1-dev python3-yaml)
+    curl wrk libuv1-dev python3-yaml inotify-tools)
 dnf_pkgs=(gcc make pkgconf-pkg-config liburing-devel bats parallel strace socat valgrind
     cppcheck clang-tools-extra iproute procps-ng mingw64-gcc wine pandoc graphviz dejavu-sans-fonts
-    chromium gnuplot curl wrk libuv-devel python3-pyyaml)
+    chromium gnuplot curl wrk libuv-devel python3-pyyaml inotify-tools)
 brew_pkgs=(bats-core bats-core/bats-core/bats-support bats-core/bats-core/bats-assert
     bats-core/bats-core/bats-file parallel socat cppcheck clang-format mingw-w64 pandoc
     graphviz gnuplot curl wrk libuv)
@@ -44,6 +44,7 @@ elif command -v brew >/dev/null; then
     echo "deps: installing with brew: ${brew_pkgs[*]}"
     echo "deps: macOS runs the portable chapters and the kqueue chapter natively;"
     echo "      epoll, io_uring and the faults tests need Linux (a VM or container)."
+    echo "      (brew has no inotify: make watch checks your files once a second instead.)"
     brew install "${brew_pkgs[@]}"
 else
     echo "deps: no apt-get, dnf or brew here. Install by hand: ${apt_pkgs[*]} (Debian names)" >&2

@@ -22,6 +22,7 @@ have bats "runs the tests" command -v bats
 have "bats-support/assert" "test helpers" test -d /usr/lib/bats/bats-assert -o -d /usr/local/lib/bats-assert
 have bats-file "test helpers" test -d /usr/lib/bats/bats-file -o -d /usr/local/lib/bats-file
 have "GNU parallel" "bats --jobs" command -v parallel
+have inotifywait "make watch (without it, it polls)" command -v inotifywait
 have liburing "io_uring chapters (07, 08, 11)" test -f /usr/include/liburing.h
 have strace "counts syscalls in tests" command -v strace
 have socat "test peers" command -v socat
