@@ -21,7 +21,7 @@
 /* snippet: on-recv */
 void conn_on_recv(struct server *s, struct conn *c, int res)
 {
-    /* EXERCISE BEGIN uring-dispatch: a recv completed: send what arrived, close at EOF, fail on errors */
+    /* EXERCISE BEGIN uring-dispatch: recv done: send what came, close at EOF, fail on errors */
     if (res > 0) {
         c->len = (size_t)res;
         c->sent = 0;
@@ -40,7 +40,7 @@ void conn_on_recv(struct server *s, struct conn *c, int res)
 /* snippet: on-send */
 void conn_on_send(struct server *s, struct conn *c, int res)
 {
-    /* EXERCISE BEGIN uring-dispatch: a send completed: send the rest after a short send, else receive again */
+    /* EXERCISE BEGIN uring-dispatch: send done: the rest after a short send, else recv again */
     if (res >= 0) {
         c->sent += (size_t)res;
         if (c->sent < c->len)

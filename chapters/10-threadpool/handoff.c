@@ -104,7 +104,7 @@ static void handoff__clear(struct pool *p)
 /* snippet: complete */
 void pool__complete(struct pool *p, struct pool_job *job)
 {
-    /* EXERCISE BEGIN handoff: append job to the done list and wake the loop when the list was empty */
+    /* EXERCISE BEGIN handoff: append job to the done list; wake the loop if it was empty */
     bool was_empty;
 
     job->next = NULL;
@@ -129,7 +129,7 @@ size_t pool_drain(struct pool *p)
 {
     size_t n = 0;
 
-    /* EXERCISE BEGIN handoff: clear the wake fd, take the whole done list, then run every done callback */
+    /* EXERCISE BEGIN handoff: clear the wake fd, take the whole done list, run each callback */
     struct pool_job *job;
 
     handoff__clear(p); /* first: see the comment at the top of this file */

@@ -86,7 +86,7 @@ static int poll__interest(struct cio *a, int fd, unsigned had, unsigned want)
     (void)had;
     if ((err = poll__reserve(p, fd)) < 0)
         return err;
-    /* EXERCISE BEGIN poll-backend: keep pfds in line with want: add, update or remove fd's entry (and slot) */
+    /* EXERCISE BEGIN poll-backend: keep pfds in line with want: add, update or remove fd's entry */
     short events = (short)((want & READY_IN ? POLLIN : 0) | (want & READY_OUT ? POLLOUT : 0));
     int i = p->slot[fd];
 
@@ -114,7 +114,7 @@ static int poll__wait(struct cio *a, int timeout_ms)
     struct poll_impl *p = a->impl;
 
     timeout_ms = ready_flush(a, timeout_ms);
-    /* EXERCISE BEGIN poll-backend: poll() the whole array, then hand each fd with revents to ready_on_event() */
+    /* EXERCISE BEGIN poll-backend: poll() the array, hand fds with revents to ready_on_event() */
     int n = poll(p->pfds, (nfds_t)p->npfds, timeout_ms);
 
     if (n < 0)

@@ -21,10 +21,10 @@
 
 void conn_on_recv(struct server *s, struct conn *c, int res)
 {
-    TODO("a recv completed: send what arrived, close at EOF, fail on errors");
+    TODO("recv done: send what came, close at EOF, fail on errors");
 }
 
 void conn_on_send(struct server *s, struct conn *c, int res)
 {
-    TODO("a send completed: send the rest after a short send, else receive again");
+    TODO("send done: the rest after a short send, else recv again");
 }

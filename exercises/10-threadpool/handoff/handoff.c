@@ -104,13 +104,13 @@ static void handoff__clear(struct pool *p)
 
 void pool__complete(struct pool *p, struct pool_job *job)
 {
-    TODO("append job to the done list and wake the loop when the list was empty");
+    TODO("append job to the done list; wake the loop if it was empty");
 }
 
 size_t pool_drain(struct pool *p)
 {
     size_t n = 0;
 
-    TODO("clear the wake fd, take the whole done list, then run every done callback");
+    TODO("clear the wake fd, take the whole done list, run each callback");
     return n;
 }

@@ -86,7 +86,7 @@ static int poll__interest(struct cio *a, int fd, unsigned had, unsigned want)
     (void)had;
     if ((err = poll__reserve(p, fd)) < 0)
         return err;
-    TODO("keep pfds in line with want: add, update or remove fd's entry (and slot)");
+    TODO("keep pfds in line with want: add, update or remove fd's entry");
     return 0;
 }
 
@@ -95,7 +95,7 @@ static int poll__wait(struct cio *a, int timeout_ms)
     struct poll_impl *p = a->impl;
 
     timeout_ms = ready_flush(a, timeout_ms);
-    TODO("poll() the whole array, then hand each fd with revents to ready_on_event()");
+    TODO("poll() the array, hand fds with revents to ready_on_event()");
     return 0;
 }
 
