@@ -23,6 +23,10 @@ if [ ! -d "$top/$impl/$ex" ]; then
     echo "$ex: does not compile: $impl/$ex/ is missing$([ "$impl" = exercises ] && echo " (make reset EX=$ex brings it back)")."
     exit 1
 fi
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+# Ctrl-C (make watch stops so): no verdict, nothing remembered
+trap 'exit 130' INT
 fp=""
 [ "$impl" = exercises ] && fp="$(exercise_fingerprint "$ex")"
 remember() { # remember WORD [DETAIL]: keep the outcome of this run of your copy
@@ -38,17 +42,20 @@ if ! make --no-print-directory -C "$top" common >/dev/null; then
     echo "$ex: does not compile: common/, the course's shared code, does not build (see above)."
     exit 1
 fi
-if ! make --no-print-directory -C "$top/$impl/$ex"; then
-    remember compile
+make --no-print-directory -C "$top/$impl/$ex" 2>&1 | tee "$tmp/build.log"
+if [ "${PIPESTATUS[0]}" -ne 0 ]; then
     echo
-    echo "$ex: does not compile: fix the errors above, then run make ex EX=$ex again."
+    needs="$(exercise_needs "$tmp/build.log")"
+    if [ -n "$needs" ]; then
+        remember needs "$needs"
+        echo "$ex: does not compile: it needs $needs, which no change of yours provides."
+    else
+        remember compile
+        echo "$ex: does not compile: fix the errors above, then run make ex EX=$ex again."
+    fi
     exit 1
 fi
 echo "== testing $impl/$ex (tests/$ch/$name.bats)"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-# Ctrl-C (make watch stops so): no verdict, nothing remembered
-trap 'exit 130' INT
 todo_log="$tmp/todo.log"
 mkdir -p "$tmp/own" "$tmp/suite"
 COURSE_TODO_LOG="$todo_log" IMPL="$impl" bats --report-formatter tap --output "$tmp/own" "$top/tests/$ch/$name.bats"

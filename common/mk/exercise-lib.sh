@@ -11,7 +11,7 @@
 #   exercise_fresh_all            a folder with every exercise as shipped (kept
 #                                 in .progress/fresh/ while its sources stay the same)
 #   exercise_untouched FRESH MINE is MINE the same as the fresh copy FRESH?
-#   exercise_needs EX             what this machine lacks for EX ("Linux"), or nothing
+#   exercise_needs LOG            what a failed build lacked that no edit provides ("Linux")
 #   exercise_test EX IMPL LOG     build and test, quietly; status says how it went
 #   exercise_status EX FRESHDIR   done / failing ... / not started, for make progress
 #   exercise_next FRESHDIR [AFTER]  the first unfinished exercise, without running tests
@@ -235,21 +235,21 @@ exercise_scan() {
     exercise_scanned=1
 }
 
-# exercise_needs EX: print what this machine lacks for EX, or nothing. Only
-# what no package installs: a Linux-only exercise (epoll, io_uring, eventfd,
-# timerfd, signalfd) elsewhere. A missing package (Wine for chapter 09)
-# shows when the tests run: they skip, saying why.
+# exercise_needs LOG: what the build in LOG lacked that no edit of the
+# learner's provides, or nothing: "Linux" when a Linux-only header (epoll,
+# eventfd, timerfd, signalfd, io_uring, linux/) was missing on another
+# system, "liburing (make deps)" when liburing's header was missing on Linux.
+# (Read from the compiler's words, not guessed from the sources: some of
+# them include those headers only under #ifdef __linux__.)
 exercise_needs() {
-    [ "$(uname -s)" = Linux ] && return 0
-    local ex="$1" f
-    for f in "$top/exercises/$ex" "$top/solutions/$ex" $(exercise_meta "$ex" from | sed "s|[^ ]*|$top/&|g"); do
-        [ -e "$f" ] || continue
-        if grep -rqsE '#[ \t]*include[ \t]*<(sys/(epoll|eventfd|timerfd|signalfd)\.h|liburing\.h|linux/)' \
-            --include='*.c' --include='*.h' "$f"; then
-            echo "Linux"
-            return 0
-        fi
-    done
+    local h
+    h="$(grep -oE "(sys/(epoll|eventfd|timerfd|signalfd)|liburing|linux/[A-Za-z0-9_/]+)\.h'?:? *(file not found|No such file)" "$1" 2>/dev/null | head -n 1)"
+    [ -n "$h" ] || return 0
+    if [ "$(uname -s)" != Linux ]; then
+        echo "Linux"
+    elif [[ "$h" == liburing* ]]; then
+        echo "liburing (make deps)"
+    fi
 }
 
 # exercise_fingerprint EX: a checksum of everything a test run of your copy
@@ -300,6 +300,7 @@ exercise_outcome_text() {
     done) echo "done" ;;
     todo) echo "failing (a TODO is left)" ;;
     compile) echo "failing (does not compile)" ;;
+    needs) echo "needs $detail" ;;
     *) echo "failing${detail:+ ($detail)}" ;;
     esac
 }
@@ -361,11 +362,6 @@ exercise_all_skipped() {
 # since the last run, or from a run of the tests.
 exercise_status() {
     local ex="$1" fresh="$2" needs fp word log
-    needs="$(exercise_needs "$ex")"
-    if [ -n "$needs" ]; then
-        echo "needs $needs"
-        return 0
-    fi
     if [ ! -d "$top/exercises/$ex" ]; then
         echo "missing (make reset EX=$ex brings it back)"
         return 0
@@ -384,7 +380,11 @@ exercise_status() {
         exercise_test "$ex" exercises "$log"
         case $? in
         0) word=done ;;
-        3) word=compile ;;
+        3)
+            word=compile
+            needs="$(exercise_needs "$log")"
+            [ -n "$needs" ] && word=needs detail="$needs"
+            ;;
         4)
             echo "cannot be tested here ($(tail -n 1 "$log"))"
             rm -f "$log"
@@ -425,10 +425,10 @@ exercise_next() {
             [ "$ex" = "$after" ] && skipping=0
             continue
         fi
-        [ -z "$(exercise_needs "$ex")" ] || continue
-        if [ -d "$top/exercises/$ex" ] && ! exercise_untouched "$fresh/$ex" "$top/exercises/$ex" &&
-            [ "$(exercise_recalled "$ex" "$(exercise_fingerprint "$ex")")" = done ]; then
-            continue
+        if [ -d "$top/exercises/$ex" ] && ! exercise_untouched "$fresh/$ex" "$top/exercises/$ex"; then
+            case "$(exercise_recalled "$ex" "$(exercise_fingerprint "$ex")")" in
+            done | "needs "*) continue ;;
+            esac
         fi
         echo "$ex"
         return 0

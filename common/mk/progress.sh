@@ -5,11 +5,12 @@
 #
 # Statuses: "not started" (your copy is exactly what `make exercises`
 # generates: no build, no test), "done" (its tests pass), "failing (a TODO is
-# left)", "failing (does not compile)", "failing", "needs Linux" (an epoll or
-# io_uring exercise on another system), "cannot be tested here (why)" (every
-# test skipped, e.g. no Wine). A changed exercise is built and tested, once:
-# the outcome is kept in .progress/results/ and used again until one of the
-# files it depends on changes (make ex and make watch keep theirs there too).
+# left)", "failing (does not compile)", "failing (N of M tests, first: ...)",
+# "needs Linux" (its build found no epoll or io_uring header: another
+# system), "cannot be tested here (why)" (every test skipped, e.g. no Wine).
+# A changed exercise is built and tested, once: the outcome is kept in
+# .progress/results/ and used again until one of the files it depends on
+# changes (make ex and make watch keep theirs there too).
 # The shipped copies it compares with are kept in .progress/fresh/ until
 # their sources change.
 set -uo pipefail
