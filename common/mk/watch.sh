@@ -4,8 +4,10 @@
 # Runs `make ex EX=...` (ex.sh) at once, then again after every save of a
 # file in exercises/NN-slug/NAME/, clearing the screen first; each run ends
 # with ex.sh's one-line verdict. Without EX it takes the next unfinished
-# exercise (the one make progress calls next), says which, and moves on to
-# the one after it when it passes. Ctrl-C stops it, with exit status 0.
+# exercise (the one make progress calls next; it runs no test to choose, so
+# an exercise changed since its last run counts as unfinished until it has
+# run), says which, and moves on to the one after it when it passes. Ctrl-C
+# stops it, with exit status 0.
 #
 # How it notices a save: inotifywait (inotify-tools, installed by make deps)
 # watches the folder for close_write, moved_to, create, delete and
