@@ -321,6 +321,7 @@ $(cat "$log")"
 
 @test "make watch on a terminal, no EX: takes the next exercise, re-runs on a save, Ctrl-C exits 0 (POLL=1)" {
     command -v script >/dev/null || skip "no script(1) (util-linux) to give make watch a terminal"
+    script -qec true /dev/null </dev/null >/dev/null 2>&1 || skip "script(1) cannot open a pseudo-terminal here"
     [ -n "$FIRST_EX" ] || skip "the course has no exercises yet"
     local log="$BATS_TEST_TMPDIR/tty.log" st=0
     {
