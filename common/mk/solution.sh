@@ -9,7 +9,8 @@
 #            the task it replaced;
 #   fix      the diff from your copy as shipped (with the bug) to the
 #            chapter's file (without it);
-#   predict  the files of solutions/EX/ besides its Makefile and texts.
+#   predict  its blocks as for write, or without blocks the files of
+#            solutions/EX/ besides its Makefile and texts.
 set -uo pipefail
 . "$(dirname "$0")/exercise-lib.sh"
 
@@ -84,6 +85,11 @@ blocks() {
 }
 
 shown=0 sources=()
+# a predict exercise with blocks (the learner's figures) shows them like a
+# write exercise; one without, its files
+if [ "$kind" = predict ] && grep -rqs 'EXERCISE BEGIN' "$top/solutions/$ex" $(for f in $from; do echo "$top/$f"; done); then
+    kind=write
+fi
 case "$kind" in
 write)
     while IFS= read -r f; do
