@@ -91,7 +91,7 @@ run_mutant() {
     # chapter's files (tests/NN/NAME.bats and suite-NAME.bats: solutions/NN/NAME)
     for t in $tests; do
         d="solutions/$(basename "$(dirname "$t")")/$(basename "$t" .bats)"
-        d="${d/\/suite-//}"
+        d="${d/\/suite-//}" d="${d%.faults}"
         [ -f "$scratch/$d/Makefile" ] && dirs="$dirs $d"
     done
     # A patched header: its dependents' recorded dependencies name the base
