@@ -16,14 +16,13 @@ FIXTURE="$BATS_TEST_DIRNAME/fixtures/gen/solutions"
     [ "$status" -eq 0 ] && return 0
     local drift="$output"
     if [ "${COURSE_STRICT:-0}" != 1 ]; then
-        # A learner's own work is not drift: skip files where a TODO was
-        # replaced, and fail on anything else.
-        local f other=()
+        # A learner's own work is not drift: skip files that no longer match
+        # the checksum the generator recorded (exercises/.checksums), and
+        # fail on anything else.
+        local f other=() changed
+        changed=$(cd "$TOP/exercises" && sha256sum --quiet -c .checksums 2>/dev/null | sed -n 's/: FAILED$//p')
         while IFS= read -r f; do
-            local want have
-            want=$(grep -c 'TODO("' "$BATS_TEST_TMPDIR/fresh/$f" 2>/dev/null || true)
-            have=$(grep -c 'TODO("' "$TOP/exercises/$f" 2>/dev/null || true)
-            [ -f "$TOP/exercises/$f" ] && [ "${have:-0}" -lt "${want:-0}" ] || other+=("$f")
+            [ -f "$TOP/exercises/$f" ] && grep -qxF -- "$f" <<<"$changed" || other+=("$f")
         done < <(diff -rq "$BATS_TEST_TMPDIR/fresh" "$TOP/exercises" |
             sed -n "s|^Files $BATS_TEST_TMPDIR/fresh/\(.*\) and .* differ$|\1|p; s|^Only in .*|ONLY|p")
         [ ${#other[@]} -eq 0 ] && skip "exercises/ holds your own work; drift is checked on a clean clone"
@@ -182,6 +181,24 @@ END
     FORCE=1 run "$GEN" "$FIXTURE" "$BATS_TEST_TMPDIR/out"
     assert_success
     grep -q 'TODO("call greet for the world");' "$c"
+}
+
+@test "the generator will not overwrite a fixed bug either (a change with no TODO in it), and single exercises keep .checksums true" {
+    run "$GEN" "$FIXTURE" "$BATS_TEST_TMPDIR/out"
+    assert_success
+    (cd "$BATS_TEST_TMPDIR/out" && sha256sum --quiet -c .checksums) || fail ".checksums does not match what was written"
+    local c="$BATS_TEST_TMPDIR/out/01-demo/fix-count/counter.c"
+    sed -i 's/i < n; i++/i <= n; i++/' "$c"
+    run "$GEN" "$FIXTURE" "$BATS_TEST_TMPDIR/out"
+    assert_failure
+    assert_output --partial "01-demo/fix-count/counter.c"
+    grep -q 'i <= n; i++' "$c"
+    # regenerating that one exercise (make reset does) puts it back, checksums included
+    run "$GEN" "$FIXTURE" "$BATS_TEST_TMPDIR/out" 01-demo/fix-count
+    assert_success
+    (cd "$BATS_TEST_TMPDIR/out" && sha256sum --quiet -c .checksums) || fail ".checksums is stale after one exercise was regenerated"
+    run "$GEN" "$FIXTURE" "$BATS_TEST_TMPDIR/out"
+    assert_success
 }
 
 @test "every exercise has a task, at least three graded hints, and a test file" {
