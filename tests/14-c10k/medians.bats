@@ -8,7 +8,9 @@ load ../helpers/common
 
 setup() {
     BENCH_CHECK="$(impl_bin medians bench-check.sh)"
-    LIB="$(impl_bin medians lib.bash)"
+    # sourced, not run: impl_bin would want it executable
+    LIB="$BUILD/$IMPL/$CHAPTER/medians/lib.bash"
+    [ -f "$LIB" ] || fail "missing ${LIB#"$TOP"/}: build it first with: make"
 }
 
 # csv FILE ROWS...: a CSV as bench.sh writes it; each row is
