@@ -56,6 +56,7 @@ struct opts {
     const char *errlog; /* -e: the server's stderr, per start (rewritten each time) */
     unsigned seed;      /* -S */
     bool verbose;       /* -v */
+    bool retry;         /* -R: a start that dies before its listening line is tried once more */
     char **cmd;
 };
 
@@ -89,6 +90,8 @@ static void usage(FILE *to)
           "  -e FILE    where the server's stderr goes (default: a file in $TMPDIR)\n"
           "  -S SEED    seed of the random delays (default: the time)\n"
           "  -v         one line per start\n"
+          "  -R         a start that ends before its listening line is tried once more\n"
+          "             (Wine now and then fails to start a program; see tests/helpers/wine.bash)\n"
           "Exit status: 0 all stopped cleanly, 1 one did not, 2 bad arguments.\n",
           to);
 }
@@ -107,7 +110,7 @@ static void parse(struct opts *o, int argc, char **argv)
 
     *o = (struct opts){.starts = 40, .sig = SIGTERM, .stop_s = 3, .start_s = 10};
     o->seed = (unsigned)time(NULL) ^ (unsigned)getpid();
-    while ((c = getopt(argc, argv, "+n:s:t:w:e:S:vh")) != -1) {
+    while ((c = getopt(argc, argv, "+n:s:t:w:e:S:vRh")) != -1) {
         switch (c) {
         case 'n':
             if (net_parse_int(optarg, 1, 100000, &v) < 0)
@@ -141,6 +144,9 @@ static void parse(struct opts *o, int argc, char **argv)
         case 'v':
             o->verbose = true;
             break;
+        case 'R':
+            o->retry = true;
+            break;
         case 'h':
             usage(stdout);
             exit(0);
@@ -167,7 +173,8 @@ static void drain(int fd, int ms)
 }
 
 /* Start the server with stdout on a pipe and stderr in `errlog`; wait for
- * its listening line. Returns 0, or -1 with the reason printed. */
+ * its listening line. Returns 0, or -1 with the reason printed (-2 when it
+ * closed its stdout without writing a byte: it died before it started). */
 static int start(const struct opts *o, const char *errlog, struct run *r)
 {
     char line[256];
@@ -207,7 +214,7 @@ static int start(const struct opts *o, const char *errlog, struct run *r)
             continue;
         if (n <= 0) {
             fprintf(stderr, "stop-anytime: the server closed its stdout before 'listening on'\n");
-            return -1;
+            return len == 0 ? -2 : -1;
         }
         if (line[len] == '\n')
             break;
@@ -330,7 +337,16 @@ int main(int argc, char **argv)
         double took = 0;
 
         tried[m]++;
-        if (start(&o, errlog, &r) < 0) {
+        int st = start(&o, errlog, &r);
+        if (st == -2 && o.retry) { /* it died before a word: once more */
+            waitpid(r.pid, NULL, 0);
+            close(r.out);
+            fprintf(stderr, "start %d (%s): ended before its listening line; started again (-R)\n",
+                    i + 1, moment_names[m]);
+            r = (struct run){.out = -1, .client = -1};
+            st = start(&o, errlog, &r);
+        }
+        if (st < 0) {
             kill(r.pid, SIGKILL);
             waitpid(r.pid, NULL, 0);
             fprintf(stderr, "start %d (%s): did not start\n", i + 1, moment_names[m]);

@@ -419,3 +419,17 @@ stop_anytime() {
     assert_failure 2
     [[ "$stderr" == "stop-anytime: no server command after the options"* ]] || fail "got: $stderr"
 }
+
+@test "stop-anytime -R: a start that dies before a word is tried once more (Wine's failed starts), and only once" {
+    local once="$BATS_TEST_TMPDIR/started-once"
+    local server='[ -e "$0" ] || { touch "$0"; exit 1; }; trap "exit 0" TERM; echo "listening on 127.0.0.1:1"; while :; do sleep 0.01; done'
+    stop_anytime -n 1 -- bash -c "$server" "$once"
+    assert_failure 1
+    rm -f "$once"
+    stop_anytime -n 1 -R -- bash -c "$server" "$once"
+    assert_success
+    [[ "$stderr" == *"ended before its listening line; started again (-R)"* ]] || fail "got: $stderr"
+    stop_anytime -n 1 -R -- bash -c 'exit 1'
+    assert_failure 1
+    [[ "$stderr" == *"start 1 (listen): did not start"* ]] || fail "got: $stderr"
+}
