@@ -11,10 +11,13 @@ setup() {
 }
 
 # half_close_client PORT BYTES: send BYTES of random data without reading,
-# half-close, wait 1.5 s, then read to EOF. Prints "sent N got M intact BOOL".
-# Its receive buffer is tiny, so what the server cannot send waits in the
-# server: in its socket's send buffer (at most tcp_wmem's maximum) and in the
-# connection's pending output, where the half-close finds it.
+# half-close, wait 1.5 s, then read to EOF, slowly. Prints "sent N got M
+# intact BOOL". Its receive buffer is tiny and it reads slowly, so what the
+# server cannot send waits in the server: in its socket's send buffer (at
+# most tcp_wmem's maximum) and in the connection's pending output. A server
+# that stops reading above its bound reads the client's EOF only once it
+# drained below it, and a slow reader keeps output pending even then: the
+# half-close finds it there, every time, not only on a quiet machine.
 half_close_client() {
     timeout 30 python3 - "$@" <<'PY'
 import os, socket, sys, time
@@ -28,10 +31,11 @@ s.shutdown(socket.SHUT_WR)
 time.sleep(1.5)
 got = bytearray()
 while True:
-    b = s.recv(65536)
+    b = s.recv(4096)
     if not b:
         break
     got += b
+    time.sleep(0.0005)  # a slow reader: the server's last bytes wait for it
 print("sent", n, "got", len(got), "intact", bytes(got) == data)
 PY
 }
