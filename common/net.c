@@ -203,14 +203,26 @@ void net_announce(int listen_fd)
     fflush(stdout);
 }
 
-int net_listen_or_die(const struct net_cli *cli, int backlog)
+static int net__listen_or_die(const struct net_cli *cli, int backlog, bool stoppable)
 {
     int fd = net_listen(cli->addr, cli->port, backlog);
 
     if (fd < 0)
         net_die(-fd, "listen on %s:%d", cli->addr, cli->port);
+    if (stoppable)
+        net_stop_set_listener(fd); /* before the port is printed */
     net_announce(fd);
     return fd;
+}
+
+int net_listen_or_die(const struct net_cli *cli, int backlog)
+{
+    return net__listen_or_die(cli, backlog, false);
+}
+
+int net_listen_stoppable_or_die(const struct net_cli *cli, int backlog)
+{
+    return net__listen_or_die(cli, backlog, true);
 }
 
 int net_set_nonblocking(int fd)

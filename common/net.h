@@ -108,6 +108,11 @@ void net_on_shutdown_signals(void);
 void net_stop_set_listener(int fd);
 bool net_stop_set_client(int fd);
 
+/* net_listen_or_die() for such a server: the listener is handed to the
+ * handler (net_stop_set_listener) before its port is printed, since a
+ * signal may follow the port at once. */
+int net_listen_stoppable_or_die(const struct net_cli *cli, int backlog);
+
 /* A self-pipe: after net_stop_pipe(), the returned fd becomes readable when
  * SIGINT or SIGTERM arrives (and net_stop_requested is set). Event loops put
  * it in their poll/select set, which closes the race between testing the flag

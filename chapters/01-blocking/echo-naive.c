@@ -78,11 +78,7 @@ int main(int argc, char **argv)
                   "Echo server that ignores short writes (a bug, for demonstration).", NULL);
     setvbuf(stdout, NULL, _IOLBF, 0);
     net_on_shutdown_signals();
-    listen_fd = net_listen(cli.addr, cli.port, ECHO_BACKLOG);
-    if (listen_fd < 0)
-        net_die(-listen_fd, "listen on %s:%d", cli.addr, cli.port);
-    net_stop_set_listener(listen_fd);
-    net_announce(listen_fd);
+    listen_fd = net_listen_stoppable_or_die(&cli, ECHO_BACKLOG); /* the handler shuts it down */
 
     while (!net_stop_requested) {
         struct sockaddr_in peer;

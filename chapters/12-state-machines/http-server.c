@@ -166,11 +166,7 @@ int main(int argc, char **argv)
      * a signal between the flag test and accept() or recv() is not lost
      * (chapter 01, "Signals, EINTR, and stopping a blocked server"). */
     net_on_shutdown_signals();
-    lfd = net_listen(cli.addr, cli.port, 128);
-    if (lfd < 0)
-        net_die(-lfd, "listen on %s:%d", cli.addr, cli.port);
-    net_stop_set_listener(lfd);
-    net_announce(lfd);
+    lfd = net_listen_stoppable_or_die(&cli, 128); /* the handler shuts it down */
     while (!net_stop_requested) {
         int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
         if (fd < 0) {

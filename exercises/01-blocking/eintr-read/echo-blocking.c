@@ -119,11 +119,7 @@ int main(int argc, char **argv)
                   &extra);
     setvbuf(stdout, NULL, _IOLBF, 0); /* each log line out as it happens, even into a file */
     net_on_shutdown_signals();
-    listen_fd = net_listen(cli.addr, cli.port, ECHO_BACKLOG);
-    if (listen_fd < 0)
-        net_die(-listen_fd, "listen on %s:%d", cli.addr, cli.port);
-    net_stop_set_listener(listen_fd); /* before the port is printed: a signal may follow at once */
-    net_announce(listen_fd);
+    listen_fd = net_listen_stoppable_or_die(&cli, ECHO_BACKLOG); /* the handler shuts it down */
 
     while (!net_stop_requested) {
         struct sockaddr_in peer;
