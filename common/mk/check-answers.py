@@ -12,10 +12,18 @@ A page prints it when 3 or more consecutive non-blank lines of an answer
 appear, one after another, in the page (blank lines and leading or trailing
 blanks aside). Runs of lines with fewer than 30 characters between them
 (closing braces, a bare `return 0;`) are too common to tell anything and
-are not counted. The pages: chapters/*/README.md, book/*.md, the exercises'
+are not counted. A fix is often one or two lines: the whole of what one
+hunk of its patch takes out counts as well, however short, when it has 20
+characters or more. The pages: chapters/*/README.md, book/*.md, the exercises'
 own README.md (hints.md may come close: it is where hints belong).
 
 Prints one line per page and exercise found, and exits 1 if any; 0 if none.
+
+--hide-dir DIR: for each file a fix exercise is made from (PATH, from the
+top), write into DIR/PATH, with every / of PATH made %, the runs of lines
+its patch takes out, each run followed by a line holding only "\f".
+snippets.sh leaves them out of the excerpts it copies into the READMEs, so
+that an excerpt of a chapter program never shows a fix.
 
 --mutants: a write exercise's tests must reject a wrong answer. At least one
 patch in tests/meta/mutants/ must change lines inside the exercise's blocks
@@ -30,8 +38,14 @@ import sys
 
 RUN = 3
 MIN_CHARS = 30
+FIX_CHARS = 20
 
-args = [a for a in sys.argv[1:] if a != "--mutants"]
+argv = sys.argv[1:]
+hide_dir = None
+if len(argv) >= 2 and argv[0] == "--hide-dir":
+    hide_dir = argv[1]
+    argv = argv[2:]
+args = [a for a in argv if a != "--mutants"]
 top = os.path.abspath(args[0] if args else os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
@@ -68,12 +82,23 @@ def blocks(path, name, unnamed):
     return out
 
 
-def removed(patch):
-    """The runs of lines a patch takes out, one list per hunk."""
+def removed(patch, only=None):
+    """The runs of lines a patch takes out, one list per hunk (with only=
+    a path: of that file alone)."""
     out, cur = [], []
+    here = None
     with open(patch, errors="replace") as f:
         for line in f:
-            if line.startswith("---") or line.startswith("+++"):
+            if line.startswith("---"):
+                continue
+            if line.startswith("+++"):
+                m = re.match(r"^\+\+\+ b/(\S+)", line)
+                here = m.group(1) if m else None
+                continue
+            if only is not None and here != only:
+                if cur:
+                    out.append(cur)
+                    cur = []
                 continue
             if line.startswith("-"):
                 cur.append(line[1:].rstrip("\n"))
@@ -106,7 +131,32 @@ def answers():
         for c in chunks:
             lines = [norm(x) for x in c if norm(x)]
             if lines:
-                yield ex, lines
+                yield ex, lines, info.get("kind") == "fix"
+
+
+def hide(path, out):
+    """The hunks that fix exercises made from `path` take out, as in the file."""
+    for info_path in sorted(glob.glob(os.path.join(top, "solutions", "[0-9][0-9]-*", "*", "exercise.txt"))):
+        info = meta(info_path)
+        if info.get("kind") != "fix" or not info.get("patch") or path not in info.get("from", "").split():
+            continue
+        for run in removed(os.path.join(top, info["patch"]), path):
+            out.write("".join(x + "\n" for x in run) + "\f\n")
+    return 0
+
+
+def hide_all(d):
+    """hide() for every file a fix exercise is made from, each into
+    D/PATH with every / of PATH made %."""
+    paths = set()
+    for info_path in glob.glob(os.path.join(top, "solutions", "[0-9][0-9]-*", "*", "exercise.txt")):
+        info = meta(info_path)
+        if info.get("kind") == "fix" and info.get("patch"):
+            paths.update(info.get("from", "").split())
+    for path in sorted(paths):
+        with open(os.path.join(d, path.replace("/", "%")), "w") as out:
+            hide(path, out)
+    return 0
 
 
 def pages():
@@ -171,28 +221,34 @@ def mutants():
 
 
 def main():
-    if "--mutants" in sys.argv[1:]:
+    if "--mutants" in argv:
         return mutants()
-    runs = {}  # a run of RUN normalized lines -> the exercise it comes from
-    for ex, lines in answers():
+    if hide_dir is not None:
+        return hide_all(hide_dir)
+    runs = {}  # a run of normalized lines -> the exercise it comes from
+    for ex, lines, fix in answers():
         for i in range(len(lines) - RUN + 1):
             run = tuple(lines[i:i + RUN])
             if sum(len(x) for x in run) >= MIN_CHARS:
                 runs.setdefault(run, ex)
+        if fix and len(lines) < RUN and sum(len(x) for x in lines) >= FIX_CHARS:
+            runs.setdefault(tuple(lines), ex)
+    sizes = sorted({len(r) for r in runs})
     bad = 0
     for page in pages():
         with open(page, errors="replace") as f:
             numbered = [(n + 1, norm(x)) for n, x in enumerate(f)]
         lines = [(n, x) for n, x in numbered if x]
         seen = set()
-        for i in range(len(lines) - RUN + 1):
-            run = tuple(x for _, x in lines[i:i + RUN])
-            ex = runs.get(run)
-            if ex and (ex, page) not in seen:
-                seen.add((ex, page))
-                print("%s:%d: prints the answer of exercise %s: %s" %
-                      (os.path.relpath(page, top), lines[i][0], ex, " / ".join(run)))
-                bad = 1
+        for size in sizes:
+            for i in range(len(lines) - size + 1):
+                run = tuple(x for _, x in lines[i:i + size])
+                ex = runs.get(run)
+                if ex and (ex, page) not in seen:
+                    seen.add((ex, page))
+                    print("%s:%d: prints the answer of exercise %s: %s" %
+                          (os.path.relpath(page, top), lines[i][0], ex, " / ".join(run)))
+                    bad = 1
     return bad
 
 

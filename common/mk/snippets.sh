@@ -27,9 +27,18 @@ else
     mapfile -t readmes < <(find chapters common book solutions -name '*.md' 2>/dev/null | sort)
 fi
 
-# extract FILE NAME: print the snippet's lines, dedented; exit 1 if not found
+# extract FILE NAME: print the snippet's lines, dedented; exit 1 if not found.
+# What a fix exercise made from FILE takes out (the lines its learner has to
+# put back: check-answers.py --hide) is left out of the excerpt, and one
+# line "/* ... */" at its indentation stands where it was: a README shows
+# the program around a fix, never the fix.
+hides="$(mktemp -d)"
+trap 'rm -rf "$hides"' EXIT
+python3 "$top/common/mk/check-answers.py" --hide-dir "$hides" "$top" || exit 1
 extract() {
-    awk -v name="$2" '
+    local hide="$hides/${1//\//%}"
+    [ -f "$hide" ] || hide=/dev/null
+    awk -v name="$2" -v hidefile="$hide" '
         function trim(s) { sub(/^[ \t]+/, "", s); sub(/[ \t]+$/, "", s); return s }
         !inside && (trim($0) == "/* snippet: " name " */" || trim($0) == "# snippet: " name) {
             inside = 1; found = 1
@@ -39,12 +48,44 @@ extract() {
         inside && (trim($0) == "/* end snippet */" || trim($0) == "# end snippet") { inside = 0; exit }
         # an exercise block is marked for make exercises, not for the reader
         inside && trim($0) ~ /^\/\* EXERCISE (BEGIN [a-z0-9-]*:.*|END) \*\/$/ { next }
-        inside {
-            line = $0
+        inside { raw[++n] = $0 }
+        function indent_of(line) { match(line, /^[ \t]*/); return RLENGTH }
+        function header(line) {
+            return line ~ /^[ \t]*(\} *)?(if|while|for) *\(.*\) *(\/\*.*\*\/)? *$/ || line ~ /^[ \t]*(\} *)?else *$/
+        }
+        function out(line) {
             if (substr(line, 1, length(indent)) == indent) line = substr(line, length(indent) + 1)
             print line
         }
-        END { if (!found || inside) exit 1 }' "$1"
+        END {
+            if (!found || inside) exit 1
+            runs = 0
+            while ((getline h < hidefile) > 0) {
+                if (h == "\f") { runs++; continue }
+                run[runs + 1, ++len[runs + 1]] = h
+            }
+            # a brace-less if/while/for/else goes with a body left out, and a
+            # body goes with its header, so that the excerpt still reads as C
+            m = 0
+            for (i = 1; i <= n; i++) {
+                for (r = 1; r <= runs; r++) {
+                    if (i + len[r] - 1 > n) continue
+                    for (k = 1; k <= len[r] && raw[i + k - 1] == run[r, k]; k++) ;
+                    if (k > len[r]) break
+                }
+                if (r > runs) { kept[++m] = raw[i]; continue }
+                lead = raw[i]; sub(/[^ \t].*$/, "", lead)
+                if (m > 0 && header(kept[m]) && indent_of(kept[m]) < length(lead)) {
+                    lead = kept[m]; sub(/[^ \t].*$/, "", lead); m--
+                }
+                last = raw[i + len[r] - 1]
+                i += len[r] - 1
+                if (header(last))
+                    while (i < n && indent_of(raw[i + 1]) > indent_of(last)) i++
+                kept[++m] = lead "/* ... */"
+            }
+            for (i = 1; i <= m; i++) out(kept[i])
+        }' "$1"
 }
 
 problems=0

@@ -169,6 +169,32 @@ END
     assert_output --partial "prints the answer of exercise 01-demo/greet"
 }
 
+@test "the answers check finds a one-line fix printed in a README, and make snippets leaves it out of an excerpt" {
+    cp -r "$FIXTURE/.." "$BATS_TEST_TMPDIR/top"
+    local t="$BATS_TEST_TMPDIR/top"
+    mkdir -p "$t/common/mk" "$t/chapters/01-demo"
+    cp "$TOP/common/mk/check-answers.py" "$TOP/common/mk/snippets.sh" "$t/common/mk/"
+    # the fix exercise fix-count takes out one line of counter.c's loop
+    sed -i 's|^\(    \)/\* EXERCISE BEGIN greet|\1/* snippet: loop */\n&|; s|^\(    \)/\* EXERCISE END \*/|&\n\1/* end snippet */|' \
+        "$t/chapters/01-demo/counter.c"
+    printf '# 01\n\n<!-- snippet: chapters/01-demo/counter.c loop -->\n```c\nold\n```\n' >"$t/chapters/01-demo/README.md"
+    run "$t/common/mk/snippets.sh" --fix
+    assert_success
+    run cat "$t/chapters/01-demo/README.md"
+    refute_output --partial "i <= n"
+    assert_output --partial "/* ... */"
+    # the header went with its body: no orphan "sum += i;" under a comment
+    refute_output --partial "sum += i"
+    assert_output --partial 'printf("the sum of 1 to %d is %d\n", n, sum);'
+    run python3 "$t/common/mk/check-answers.py" "$t"
+    assert_success
+    # the same line pasted by hand: found
+    printf '\n```c\n    for (i = 1; i <= n; i++)\n```\n' >>"$t/chapters/01-demo/README.md"
+    run python3 "$t/common/mk/check-answers.py" "$t"
+    assert_failure
+    assert_output --partial "prints the answer of exercise 01-demo/fix-count: for (i = 1; i <= n; i++)"
+}
+
 @test "the generator will not overwrite a learner's finished TODO unless FORCE=1" {
     run "$GEN" "$FIXTURE" "$BATS_TEST_TMPDIR/out"
     assert_success

@@ -214,10 +214,9 @@ void conn_on_recv(struct server *s, struct conn *c, const struct io_uring_cqe *c
     int res = cqe->res;
 
     s->st.recvs++;
-    /* Without F_MORE this is the last CQE of the multishot recv: it has
-     * ended (EOF, error, -ENOBUFS, cancelled) and conn_update() decides
-     * whether to arm a new one. */
-    if (res == 0) /* F_MORE ignored: assumes a multishot recv lasts until EOF */
+    /* A multishot recv lasts as long as the connection: at the end of the
+     * stream it is over, and conn_update() decides what comes next. */
+    if (res == 0)
         c->recv_armed = false;
     if (cqe->flags & IORING_CQE_F_BUFFER) {
         unsigned bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;

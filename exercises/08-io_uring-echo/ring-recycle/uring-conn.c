@@ -93,7 +93,7 @@ static void conn__pop(struct server *s, struct conn *c)
         if (c->q_head < 0)
             c->q_tail = -1;
         c->q_len--;
-        (void)bid; /* the echoed buffer is never given back to the ring */
+        (void)bid; /* echoed: the kernel takes its buffer back by itself */
     } else {
         struct chunk *k = c->spill_head;
         c->spill_head = k->next;
