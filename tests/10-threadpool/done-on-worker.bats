@@ -6,33 +6,11 @@
 
 load ../helpers/common
 load files
+load exercise
 
-setup_file() {
-    export ROOT="$BATS_FILE_TMPDIR/root"
-    make_root "$ROOT"
-    local bin="$BUILD/$IMPL/10-threadpool/done-on-worker/pool-check" status=0
-    if [ -x "$bin" ]; then
-        timeout 30 "$bin" >"$BATS_FILE_TMPDIR/pool-check.out" 2>&1 || status=$?
-        echo "$status" >"$BATS_FILE_TMPDIR/pool-check.status"
-    fi
-}
+setup_file() { pool_exercise_setup_file done-on-worker 30; }
 
-export FETCH_TIMEOUT=10
-
-setup() {
-    SERVER=("$(impl_bin done-on-worker file-server)" -r "$ROOT")
-}
-
-pool_check_ok() {
-    local c out status
-    impl_bin done-on-worker pool-check >/dev/null
-    out="$(cat "$BATS_FILE_TMPDIR/pool-check.out")"
-    status="$(cat "$BATS_FILE_TMPDIR/pool-check.status")"
-    for c in "$@"; do
-        grep -qF "ok - $c" <<<"$out" || fail "pool-check (status $status): expected 'ok - $c'
-$out"
-    done
-}
+setup() { pool_exercise_setup done-on-worker; }
 
 @test "done-on-worker: every done callback runs on the loop thread, exactly once" {
     pool_check_ok "every job's done callback runs exactly once" \
@@ -45,16 +23,7 @@ $out"
 }
 
 @test "done-on-worker: 8 slow reads that finish together all reach their clients intact" {
-    local i pids=() failed=0
     server_start "${SERVER[@]}" -p 0 -w 4 -s 200
-    for ((i = 0; i < 8; i++)); do
-        timeout --foreground 30 "$FILE_CLIENT" -p "$PORT" -t 10 -o "$BATS_TEST_TMPDIR/s$i" slow.bin &
-        pids+=($!)
-    done
-    for ((i = 0; i < 8; i++)); do
-        wait "${pids[$i]}" || failed=1
-        cmp -s "$ROOT/slow.bin" "$BATS_TEST_TMPDIR/s$i" || failed=1
-    done
-    [ "$failed" -eq 0 ] || server_gone "some of 8 slow reads never reached their client"
+    fetch_together 8 30 slow.bin || server_gone "some of 8 slow reads never reached their client"
     stop_within 5
 }

@@ -1,5 +1,6 @@
 # tests/10-threadpool/files.bash: a served root and a client vocabulary for
-# file-server, shared by chapter.bats and handoff.bats.
+# file-server, shared by chapter.bats and the exercise files (whose own
+# set-up is in exercise.bash).
 #
 #   make_root DIR        files of many sizes, a subfolder, symlinks in and out, a FIFO
 #   fetch ARGS...        file-client -p $PORT ARGS (with a timeout), via bats' run

@@ -5,36 +5,11 @@
 
 load ../helpers/common
 load files
+load exercise
 
-setup_file() {
-    export ROOT="$BATS_FILE_TMPDIR/root"
-    make_root "$ROOT"
-    # pool-check runs once; each test below looks at the checks it cares about.
-    local bin="$BUILD/$IMPL/10-threadpool/handoff/pool-check" status=0
-    if [ -x "$bin" ]; then
-        timeout 60 "$bin" >"$BATS_FILE_TMPDIR/pool-check.out" 2>&1 || status=$?
-        echo "$status" >"$BATS_FILE_TMPDIR/pool-check.status"
-    fi
-}
+setup_file() { pool_exercise_setup_file handoff 60; }
 
-# A reply that has not come after 10 s will not come: fail then, not after 50.
-export FETCH_TIMEOUT=10
-
-setup() {
-    SERVER=("$(impl_bin handoff file-server)" -r "$ROOT")
-}
-
-# pool_check_ok CHECK...: pool-check built with this handoff.c passed each named check.
-pool_check_ok() {
-    local c out status
-    impl_bin handoff pool-check >/dev/null
-    out="$(cat "$BATS_FILE_TMPDIR/pool-check.out")"
-    status="$(cat "$BATS_FILE_TMPDIR/pool-check.status")"
-    for c in "$@"; do
-        grep -qF "ok - $c" <<<"$out" || fail "pool-check (status $status): expected 'ok - $c'
-$out"
-    done
-}
+setup() { pool_exercise_setup handoff; }
 
 @test "handoff: every job's done callback runs exactly once, on the loop thread" {
     pool_check_ok "every job's done callback runs exactly once" \
@@ -62,32 +37,14 @@ $out"
 }
 
 @test "handoff: 30 clients at once each get their file" {
-    local i pids=() failed=0 files=(f1.bin f4096.bin f65536.bin)
     server_start "${SERVER[@]}" -p 0 -w 3
-    for ((i = 0; i < 30; i++)); do
-        timeout --foreground 60 "$FILE_CLIENT" -p "$PORT" -t 10 -o "$BATS_TEST_TMPDIR/c$i" "${files[$((i % 3))]}" &
-        pids+=($!)
-    done
-    for ((i = 0; i < 30; i++)); do
-        wait "${pids[$i]}" || failed=1
-        cmp -s "$ROOT/${files[$((i % 3))]}" "$BATS_TEST_TMPDIR/c$i" || failed=1
-    done
-    [ "$failed" -eq 0 ] || server_gone "some of 30 clients did not get their file"
+    fetch_together 30 60 f1.bin f4096.bin f65536.bin || server_gone "some of 30 clients did not get their file"
     stop_within 5
 }
 
 @test "handoff: slow reads finishing close together all reach their clients" {
-    local i pids=() failed=0
     server_start "${SERVER[@]}" -p 0 -w 4 -s 200
-    for ((i = 0; i < 8; i++)); do
-        timeout --foreground 60 "$FILE_CLIENT" -p "$PORT" -t 10 -o "$BATS_TEST_TMPDIR/s$i" slow.bin &
-        pids+=($!)
-    done
-    for ((i = 0; i < 8; i++)); do
-        wait "${pids[$i]}" || failed=1
-        cmp -s "$ROOT/slow.bin" "$BATS_TEST_TMPDIR/s$i" || failed=1
-    done
-    [ "$failed" -eq 0 ] || server_gone "some of 8 slow reads never reached their client"
+    fetch_together 8 60 slow.bin || server_gone "some of 8 slow reads never reached their client"
     stop_within 5
 }
 

@@ -8,33 +8,11 @@
 
 load ../helpers/common
 load files
+load exercise
 
-setup_file() {
-    export ROOT="$BATS_FILE_TMPDIR/root"
-    make_root "$ROOT"
-    local bin="$BUILD/$IMPL/10-threadpool/pool-shutdown/pool-check" status=0
-    if [ -x "$bin" ]; then
-        timeout 30 "$bin" >"$BATS_FILE_TMPDIR/pool-check.out" 2>&1 || status=$?
-        echo "$status" >"$BATS_FILE_TMPDIR/pool-check.status"
-    fi
-}
+setup_file() { pool_exercise_setup_file pool-shutdown 30; }
 
-export FETCH_TIMEOUT=10
-
-setup() {
-    SERVER=("$(impl_bin pool-shutdown file-server)" -r "$ROOT")
-}
-
-pool_check_ok() {
-    local c out status
-    impl_bin pool-shutdown pool-check >/dev/null
-    out="$(cat "$BATS_FILE_TMPDIR/pool-check.out")"
-    status="$(cat "$BATS_FILE_TMPDIR/pool-check.status")"
-    for c in "$@"; do
-        grep -qF "ok - $c" <<<"$out" || fail "pool-check (status $status): expected 'ok - $c'
-$out"
-    done
-}
+setup() { pool_exercise_setup pool-shutdown; }
 
 @test "pool-shutdown: POOL_CANCEL lets the running job finish and cancels the queued one, on the loop thread" {
     pool_check_ok "POOL_CANCEL: the running job finishes, the queued one gets -ECANCELED, on the loop thread"

@@ -7,35 +7,11 @@
 
 load ../helpers/common
 load files
+load exercise
 
-setup_file() {
-    export ROOT="$BATS_FILE_TMPDIR/root"
-    make_root "$ROOT"
-    # pool-check runs once; each test below looks at the checks it cares about.
-    local bin="$BUILD/$IMPL/10-threadpool/pool-submit/pool-check" status=0
-    if [ -x "$bin" ]; then
-        timeout 30 "$bin" >"$BATS_FILE_TMPDIR/pool-check.out" 2>&1 || status=$?
-        echo "$status" >"$BATS_FILE_TMPDIR/pool-check.status"
-    fi
-}
+setup_file() { pool_exercise_setup_file pool-submit 30; }
 
-export FETCH_TIMEOUT=10
-
-setup() {
-    SERVER=("$(impl_bin pool-submit file-server)" -r "$ROOT")
-}
-
-# pool_check_ok CHECK...: pool-check built with this pool.c passed each named check.
-pool_check_ok() {
-    local c out status
-    impl_bin pool-submit pool-check >/dev/null
-    out="$(cat "$BATS_FILE_TMPDIR/pool-check.out")"
-    status="$(cat "$BATS_FILE_TMPDIR/pool-check.status")"
-    for c in "$@"; do
-        grep -qF "ok - $c" <<<"$out" || fail "pool-check (status $status): expected 'ok - $c'
-$out"
-    done
-}
+setup() { pool_exercise_setup pool-submit; }
 
 @test "pool-submit: every submitted job runs, and its done callback runs exactly once" {
     pool_check_ok "every job's done callback runs exactly once" \
@@ -65,16 +41,7 @@ $out"
 }
 
 @test "pool-submit: 30 clients at once on 3 threads each get their file" {
-    local i pids=() failed=0 files=(f1.bin f4096.bin f65536.bin)
     server_start "${SERVER[@]}" -p 0 -w 3
-    for ((i = 0; i < 30; i++)); do
-        timeout --foreground 30 "$FILE_CLIENT" -p "$PORT" -t 10 -o "$BATS_TEST_TMPDIR/c$i" "${files[$((i % 3))]}" &
-        pids+=($!)
-    done
-    for ((i = 0; i < 30; i++)); do
-        wait "${pids[$i]}" || failed=1
-        cmp -s "$ROOT/${files[$((i % 3))]}" "$BATS_TEST_TMPDIR/c$i" || failed=1
-    done
-    [ "$failed" -eq 0 ] || server_gone "some of 30 clients did not get their file"
+    fetch_together 30 30 f1.bin f4096.bin f65536.bin || server_gone "some of 30 clients did not get their file"
     stop_within 5
 }
