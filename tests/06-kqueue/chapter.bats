@@ -5,6 +5,7 @@
 
 load ../helpers/common
 load ../helpers/echo_suite
+load idle
 
 setup() {
     SERVER_CMD=("$(chapter_bin echo-kqueue)")
@@ -82,21 +83,6 @@ setup() {
 }
 
 # ---- idle timeouts (EVFILT_TIMER) ---------------------------------------------
-
-# wait_eof FD SECONDS: wait until the server closes FD (read returns EOF);
-# prints the milliseconds it took; returns 1 if it did not within SECONDS.
-# Call it as ms=$(wait_eof FD S) || fail ...: a fail inside $( ) is lost.
-wait_eof() {
-    local fd="$1" limit="$2" t0 line rc
-    t0=$(date +%s%N)
-    while :; do
-        read -r -t "$limit" line <&"$fd"
-        rc=$? # 0: a line (keep reading); 1: EOF; above 128: timed out
-        [ "$rc" -eq 0 ] || break
-    done
-    echo $((($(date +%s%N) - t0) / 1000000))
-    [ "$rc" -le 128 ]
-}
 
 @test "echo-kqueue -t 1: an idle client is closed after about 1 s, an active one is not" {
     local idle active ms i

@@ -5,23 +5,10 @@
 
 load ../helpers/common
 load ../helpers/echo_suite
+load idle
 
 setup() {
     SERVER_CMD=("$(impl_bin idle-timer echo-kqueue)")
-}
-
-# wait_eof FD SECONDS: wait until the server closes FD (read returns EOF);
-# prints the milliseconds it took; returns 1 if it did not within SECONDS.
-wait_eof() {
-    local fd="$1" limit="$2" t0 line rc
-    t0=$(date +%s%N)
-    while :; do
-        read -r -t "$limit" line <&"$fd"
-        rc=$? # 0: a line (keep reading); 1: EOF; above 128: timed out
-        [ "$rc" -eq 0 ] || break
-    done
-    echo $((($(date +%s%N) - t0) / 1000000))
-    [ "$rc" -le 128 ]
 }
 
 @test "idle-timer: a message comes back" {

@@ -10,6 +10,8 @@
 #   tool_bin NAME             path of a common tool (echo-client, echo-load)
 #   server_start CMD...       start a server, wait for "listening on", set $PORT, $SERVER_PID
 #   server_stop [SIGNAL]      signal it (default TERM), wait, set $SERVER_STATUS
+#   run_client ARGS...        echo-client with a timeout
+#   slow_reader_bytes IN SECS IN through a slow-reading echo-client: the same bytes back
 #   payload FILE BYTES        random binary payload that certainly contains NUL bytes
 #   faults_env ...            env(1) arguments that preload the faults shim
 #
@@ -224,6 +226,21 @@ course_note_exit() {
 # run_client ARGS...: echo-client with a timeout (30 s unless CLIENT_TIMEOUT).
 run_client() {
     timeout "${CLIENT_TIMEOUT:-30}" "$(tool_bin echo-client)" "$@"
+}
+
+# slow_reader_bytes IN SECONDS: IN through echo-client as a slow reader (up
+# to 1 MiB written per turn, a 2 ms nap before each read of 64 KiB): the
+# echo piles up, the server's socket fills, its writes come back short or
+# EAGAIN, and the rest must wait for room, in order. Judged by the bytes
+# alone: whatever echo-client's status, what came back within SECONDS (in
+# IN.out) must be IN.
+slow_reader_bytes() {
+    local in="$1"
+    CLIENT_TIMEOUT="$2" run_client -p "$PORT" --chunk 1M --read-delay 2 <"$in" >"$in.out" || true
+    if ! cmp -s "$in" "$in.out"; then
+        server_exited && server_gone "the server died"
+        fail "sent $(stat -c %s "$in") bytes, got $(stat -c %s "$in.out") back within $2 s"
+    fi
 }
 
 # ---- the server process, seen from /proc -------------------------------------
