@@ -4,17 +4,9 @@
 # against $IMPL (solutions by default; `make ex` uses exercises).
 
 load ../helpers/common
+load exercise
 
-# rt_ex GROUP: the exercise's rt-test GROUP must pass.
-rt_ex() {
-    run timeout 20 "$(impl_bin cancel-token rt-test)" "$@"
-    echo "$output" | sed 's/^/# /' >&3
-    [ "$status" -ne 77 ] || skip "$output"
-    course_note_exit "$status" "rt-test $*"
-    [ "$status" -eq 0 ] || fail "rt-test $*: exit $status
-$output"
-    assert_output --partial "all checks passed"
-}
+setup() { rt_exercise cancel-token 20; }
 
 @test "cancelling a parent cancels a grandchild's delay at once, not another token's; a child of a cancelled token is born cancelled" {
     rt_ex tokens
@@ -32,21 +24,5 @@ $output"
     rt_ex shutdown
 }
 @test "http-rt closes a connection idle for 300 ms (a deadline per request head), and serves keep-alive requests in between" {
-    command -v curl >/dev/null || skip "curl is not installed (make deps)"
-    mkdir -p "$BATS_TEST_TMPDIR/www"
-    printf 'ok\n' >"$BATS_TEST_TMPDIR/www/index.html"
-    server_start "$(impl_bin cancel-token http-rt)" -p 0 -r "$BATS_TEST_TMPDIR/www" -i 300
-    run timeout 10 curl -s "http://127.0.0.1:$PORT/" "http://127.0.0.1:$PORT/"
-    assert_output "ok
-ok"
-    local fd start ms
-    exec {fd}<>"/dev/tcp/127.0.0.1/$PORT"
-    start=$(date +%s%N)
-    timeout 10 cat <&"$fd" >/dev/null || fail "an idle connection stayed open 10 s"
-    ms=$((($(date +%s%N) - start) / 1000000))
-    exec {fd}>&-
-    [ "$ms" -ge 250 ] && [ "$ms" -lt 5000 ] || fail "closed after $ms ms, expected about 300"
-    server_stop
-    course_note_exit "$SERVER_STATUS" http-rt
-    [ "$SERVER_STATUS" -eq 0 ] || fail "http-rt exit $SERVER_STATUS: $(cat "$SERVER_ERR")"
+    http_rt_closes_idle
 }
