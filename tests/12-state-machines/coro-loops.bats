@@ -4,54 +4,33 @@
 # (solutions by default; `make ex` uses exercises).
 
 load ../helpers/common
+load exercise
 
 setup() {
     FETCH_CO="$(impl_bin coro-loops fetch-co)"
-    HTTP_SERVER="$BUILD/chapters/$CHAPTER/http-server"
-    require_bin "$HTTP_SERVER" "chapters/$CHAPTER"
-}
-
-# fetch_upper PATH [ENV...]: fetch-co's output for PATH must be the body
-# (read through bash's /dev/tcp) in upper case, byte for byte.
-fetch_upper() {
-    local path="$1" fd want="$BATS_TEST_TMPDIR/want" got="$BATS_TEST_TMPDIR/got" st=0
-    shift
-    exec {fd}<>"/dev/tcp/127.0.0.1/$PORT" || fail "could not connect to port $PORT"
-    printf 'GET %s HTTP/1.0\r\n\r\n' "$path" >&"$fd"
-    timeout 10 cat <&"$fd" | sed '1,/^\r$/d' | tr 'a-z' 'A-Z' >"$want"
-    exec {fd}>&-
-    [ -s "$want" ] || fail "the server sent no body for $path"
-    timeout 10 env "$@" "$FETCH_CO" "http://127.0.0.1:$PORT$path" >"$got" 2>"$BATS_TEST_TMPDIR/err" || st=$?
-    course_note_exit "$st" fetch-co
-    [ "$st" -eq 0 ] || fail "fetch-co $path: exit status $st
---- stderr ---
-$(cat "$BATS_TEST_TMPDIR/err")"
-    cmp -s "$want" "$got" ||
-        fail "fetch-co $path: expected $(wc -c <"$want") bytes, the body in upper case; got $(wc -c <"$got")
-first line expected: $(head -n 1 "$want")
-first line got:      $(head -n 1 "$got")"
+    require_http_server
 }
 
 @test "fetch-co: the body in upper case, byte for byte, from a server that answers at once" {
     server_start "$HTTP_SERVER" -p 0
-    fetch_upper /hello
-    fetch_upper /a/longer/path
+    fetch_upper "$FETCH_CO" /hello
+    fetch_upper "$FETCH_CO" /a/longer/path
 }
 
 @test "fetch-co, slow server (200 ms): the receive loop awaits, then reads on to the end" {
     server_start "$HTTP_SERVER" -p 0 -d 200
-    fetch_upper /slow/hello
+    fetch_upper "$FETCH_CO" /slow/hello
 }
 
 @test "fetch-co: a 200 kB response cut into tiny reads, with EAGAIN at random, comes out whole (faults shim)" {
     server_start "$HTTP_SERVER" -p 0 -s 200000
-    fetch_upper /big $(faults_env FAULTS_SHORT_READ=95 FAULTS_EAGAIN=30 FAULTS_SEED=7)
+    fetch_upper "$FETCH_CO" /big $(faults_env FAULTS_SHORT_READ=95 FAULTS_EAGAIN=30 FAULTS_SEED=7)
     [ "$(faults_count short_reads)" -ge 50 ] || fail "the shim cut only $(faults_count short_reads) reads"
 }
 
 @test "fetch-co: the request sent in pieces, with EAGAIN at random, still arrives whole (faults shim)" {
     server_start "$HTTP_SERVER" -p 0
-    fetch_upper /a/path/long/enough/to/be/cut/into/several/pieces/by/the/shim \
+    fetch_upper "$FETCH_CO" /a/path/long/enough/to/be/cut/into/several/pieces/by/the/shim \
         $(faults_env FAULTS_SHORT_WRITE=95 FAULTS_EAGAIN=40 FAULTS_SEED=5)
     [ "$(faults_count short_writes)" -ge 2 ] || fail "the shim cut only $(faults_count short_writes) sends"
     [ "$(faults_count eagain)" -ge 1 ] || fail "the shim injected no EAGAIN"

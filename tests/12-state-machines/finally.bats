@@ -6,12 +6,12 @@
 # exercises).
 
 load ../helpers/common
+load exercise
 
 setup() {
     FETCH_SM="$(impl_bin finally fetch-sm)"
     SUM_PAGES="$(impl_bin finally sum-pages)"
-    HTTP_SERVER="$BUILD/chapters/$CHAPTER/http-server"
-    require_bin "$HTTP_SERVER" "chapters/$CHAPTER"
+    require_http_server
 }
 
 # fetch PATH: run fetch-sm on PATH (10 s at most); $status, $output (stdout

@@ -5,41 +5,22 @@
 # exercises).
 
 load ../helpers/common
+load exercise
 
 setup() {
     FETCH_SM="$(impl_bin resume-state fetch-sm)"
     SUM_PAGES="$(impl_bin resume-state sum-pages)"
-    HTTP_SERVER="$BUILD/chapters/$CHAPTER/http-server"
-    require_bin "$HTTP_SERVER" "chapters/$CHAPTER"
-}
-
-# fetch_upper PATH [ENV...]: fetch-sm's output for PATH must be the body
-# (read through bash's /dev/tcp) in upper case, byte for byte.
-fetch_upper() {
-    local path="$1" fd want="$BATS_TEST_TMPDIR/want" got="$BATS_TEST_TMPDIR/got" st=0
-    shift
-    exec {fd}<>"/dev/tcp/127.0.0.1/$PORT" || fail "could not connect to port $PORT"
-    printf 'GET %s HTTP/1.0\r\n\r\n' "$path" >&"$fd"
-    timeout 10 cat <&"$fd" | sed '1,/^\r$/d' | tr 'a-z' 'A-Z' >"$want"
-    exec {fd}>&-
-    [ -s "$want" ] || fail "the server sent no body for $path"
-    timeout 10 env "$@" "$FETCH_SM" "http://127.0.0.1:$PORT$path" >"$got" 2>"$BATS_TEST_TMPDIR/err" || st=$?
-    course_note_exit "$st" fetch-sm
-    [ "$st" -eq 0 ] || fail "fetch-sm $path: exit status $st
---- stderr ---
-$(cat "$BATS_TEST_TMPDIR/err")"
-    cmp -s "$want" "$got" ||
-        fail "fetch-sm $path: expected $(wc -c <"$want") bytes, the body in upper case; got $(wc -c <"$got")"
+    require_http_server
 }
 
 @test "fetch-sm: the body in upper case, from a server that answers at once" {
     server_start "$HTTP_SERVER" -p 0
-    fetch_upper /hello
+    fetch_upper "$FETCH_SM" /hello
 }
 
 @test "fetch-sm: the body in upper case, from a slow server (200 ms): recv waits, then resumes where it stopped" {
     server_start "$HTTP_SERVER" -p 0 -d 200
-    fetch_upper /slow/hello
+    fetch_upper "$FETCH_SM" /slow/hello
 }
 
 @test "fetch-sm -v, slow server: GetStringAsync connects once and resumes in state 2, not from the top" {
@@ -58,7 +39,7 @@ $output"
 
 @test "a 200 kB response cut into tiny recv()s, with EAGAIN at random, comes out whole (faults shim)" {
     server_start "$HTTP_SERVER" -p 0 -s 200000
-    fetch_upper /big $(faults_env FAULTS_SHORT_READ=95 FAULTS_EAGAIN=30 FAULTS_SEED=7)
+    fetch_upper "$FETCH_SM" /big $(faults_env FAULTS_SHORT_READ=95 FAULTS_EAGAIN=30 FAULTS_SEED=7)
     [ "$(faults_count eagain)" -gt 0 ] || fail "the shim injected no EAGAIN"
 }
 

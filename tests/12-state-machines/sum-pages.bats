@@ -4,11 +4,11 @@
 # `make ex` uses exercises).
 
 load ../helpers/common
+load exercise
 
 setup() {
     SUM_PAGES="$(impl_bin sum-pages sum-pages)"
-    HTTP_SERVER="$BUILD/chapters/$CHAPTER/http-server"
-    require_bin "$HTTP_SERVER" "chapters/$CHAPTER"
+    require_http_server
 }
 
 # words_of PATH: the words http-server sends for PATH, counted by wc -w on a
