@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -393,6 +394,35 @@ void net_stop_pipe_close(int rfd)
     if (wfd >= 0)
         close(wfd);
 }
+
+#ifdef __linux__
+/* snippet: signalfd */
+int net_signalfd(int flags)
+{
+    sigset_t mask;
+    int fd, err;
+
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGTERM);
+    if ((err = pthread_sigmask(SIG_BLOCK, &mask, NULL)) != 0)
+        return -err;
+    if ((fd = signalfd(-1, &mask, flags | SFD_CLOEXEC)) < 0)
+        return -errno;
+    signal(SIGPIPE, SIG_IGN); /* a write to a reset client fails with EPIPE instead */
+    return fd;
+}
+/* end snippet */
+
+int net_signalfd_or_die(int flags)
+{
+    int fd = net_signalfd(flags);
+
+    if (fd < 0)
+        net_die(-fd, "signalfd(SIGINT|SIGTERM)");
+    return fd;
+}
+#endif
 
 void net_die(int err, const char *fmt, ...)
 {

@@ -19,6 +19,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#ifdef __linux__
+#include <sys/signalfd.h> /* SFD_NONBLOCK, for net_signalfd() */
+#endif
 
 #define NET_DEFAULT_ADDR "127.0.0.1"
 #define NET_DEFAULT_PORT 8080
@@ -120,6 +123,21 @@ int net_listen_stoppable_or_die(const struct net_cli *cli, int backlog);
 int net_stop_pipe(void);
 /* Close both ends of the stop pipe (on the way out, so no fd is left open). */
 void net_stop_pipe_close(int rfd);
+
+#ifdef __linux__
+/* SIGINT and SIGTERM as a readable fd (Linux's signalfd(2); chapter 04 builds
+ * it step by step). Blocks both in the calling thread, so call it before
+ * starting any thread: threads inherit the mask, and one that left SIGTERM
+ * unblocked would take it with the default action (exit, no cleanup) instead
+ * of the fd. Blocked, the signals only queue for the fd: no handler runs in
+ * the middle of anything, and no flag-then-sleep race exists, since the loop
+ * sleeps on the fd itself. Also ignores SIGPIPE, like
+ * net_on_shutdown_signals(). flags: 0 or SFD_NONBLOCK (close-on-exec is
+ * always set). Returns the fd, or -errno. */
+int net_signalfd(int flags);
+/* net_signalfd(), or exit 1 with the reason. */
+int net_signalfd_or_die(int flags);
+#endif
 
 /* Print "what: strerror(err)" on stderr and exit 1. err is a positive errno. */
 _Noreturn void net_die(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -29,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -202,27 +201,6 @@ static void server__serve(struct server *s, struct conn *c, uint32_t events)
 }
 /* end snippet */
 
-/* snippet: setup */
-/* SIGINT and SIGTERM become a readable fd: blocked, they are queued for the
- * signalfd instead of running a handler, so the loop sees them as one more
- * event and no flag-then-sleep race exists. */
-static int signals_to_fd(void)
-{
-    sigset_t mask;
-    int fd;
-
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGTERM);
-    if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-        net_die(errno, "sigprocmask(SIG_BLOCK, SIGINT|SIGTERM)");
-    if ((fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
-        net_die(errno, "signalfd(SIGINT|SIGTERM)");
-    signal(SIGPIPE, SIG_IGN); /* a write to a reset client returns EPIPE instead */
-    return fd;
-}
-/* end snippet */
-
 static int on_opt(int opt, const char *arg, void *ctx)
 {
     enum emfile_policy *p = ctx;
@@ -256,7 +234,7 @@ int main(int argc, char **argv)
     net_cli_parse(&cli, argc, argv, "A single-threaded echo server on level-triggered epoll.",
                   &extra);
     /* Before listening: a test may send SIGTERM as soon as it sees the port. */
-    s.sig = (struct watch){WATCH_SIGNAL, signals_to_fd()};
+    s.sig = (struct watch){WATCH_SIGNAL, net_signalfd_or_die(SFD_NONBLOCK)};
     s.listener = (struct watch){WATCH_LISTENER, net_listen_or_die(&cli, SOMAXCONN)};
     if ((err = net_set_nonblocking(s.listener.fd)) < 0)
         net_die(-err, "fcntl(fd=%d, F_SETFL, O_NONBLOCK)", s.listener.fd);

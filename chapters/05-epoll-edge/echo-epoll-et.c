@@ -23,7 +23,6 @@
  */
 #include "loop.h"
 #include "net.h"
-#include "sigfd.h"
 
 #include <stdio.h>
 #include <sys/socket.h>
@@ -68,7 +67,7 @@ int main(int argc, char **argv)
 
     net_cli_parse(&cli, argc, argv, "A single-threaded echo server on edge-triggered epoll.",
                   &extra);
-    sig = signals_to_fd(); /* before listening: a test may send SIGTERM at once */
+    sig = net_signalfd_or_die(SFD_NONBLOCK); /* before listening: a test may send SIGTERM at once */
     loop_init(&l, net_listen_or_die(&cli, SOMAXCONN), sig, o.read_budget, o.forget);
     loop_run(&l);
     printf("accepted %lu connections; %lu turns ended at the read budget with data left;"

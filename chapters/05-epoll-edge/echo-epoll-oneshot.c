@@ -31,7 +31,6 @@
  */
 #include "conn.h"
 #include "net.h"
-#include "sigfd.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -313,7 +312,7 @@ int main(int argc, char **argv)
                   &extra);
     if (!(workers = calloc((size_t)nworkers, sizeof(*workers))))
         net_die(ENOMEM, "calloc(%d workers)", nworkers);
-    s.sig = (struct watch){.kind = WATCH_SIGNAL, .fd = signals_to_fd()};
+    s.sig = (struct watch){.kind = WATCH_SIGNAL, .fd = net_signalfd_or_die(SFD_NONBLOCK)};
     s.listener = (struct watch){.kind = WATCH_LISTENER, .fd = net_listen_or_die(&cli, SOMAXCONN)};
     if ((err = net_set_nonblocking(s.listener.fd)) < 0)
         net_die(-err, "fcntl(fd=%d, F_SETFL, O_NONBLOCK)", s.listener.fd);

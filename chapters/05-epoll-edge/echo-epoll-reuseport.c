@@ -18,7 +18,6 @@
  */
 #include "loop.h"
 #include "net.h"
-#include "sigfd.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -95,7 +94,7 @@ int main(int argc, char **argv)
     threads = calloc((size_t)workers, sizeof(*threads));
     if (!loops || !threads)
         net_die(ENOMEM, "calloc(%d workers)", workers);
-    sig = signals_to_fd(); /* before the threads: they inherit the blocked mask */
+    sig = net_signalfd_or_die(SFD_NONBLOCK); /* before the threads: they inherit the blocked mask */
 
     /* snippet: main */
     /* The first socket binds the port asked for (0: any); the others join

@@ -261,7 +261,9 @@ int main(int argc, char **argv)
     ring_open_checked(&s.ring, "echo-uring-basic", RING_ENTRIES, 0, 0, 0,
                       RING_NEED_NET_OPS | RING_NEED_FAST_POLL, o.check);
     /* Before listening: a test may send SIGTERM as soon as it sees the port. */
-    s.signal_fd = ring_signalfd();
+    /* SIGINT and SIGTERM as a file descriptor (common/net.c), so the ring
+     * reads them like any other completion. */
+    s.signal_fd = net_signalfd_or_die(0);
     s.listen_fd = net_listen_or_die(&cli, SOMAXCONN);
 
     /* The signal is one more completion: a read on the signalfd. */

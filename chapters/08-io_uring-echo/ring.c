@@ -4,12 +4,10 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -294,25 +292,4 @@ struct io_uring_sqe *ring_sqe(struct io_uring *ring)
             io_uring_sqring_wait(ring);
     }
     return sqe;
-}
-
-int ring_signalfd(void)
-{
-    sigset_t set;
-    int fd;
-
-    signal(SIGPIPE, SIG_IGN);
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    /* Blocked, the signals wait in the signalfd instead of interrupting us. */
-    if (sigprocmask(SIG_BLOCK, &set, NULL) < 0) {
-        perror("sigprocmask(SIG_BLOCK, SIGINT|SIGTERM)");
-        exit(1);
-    }
-    if ((fd = signalfd(-1, &set, SFD_CLOEXEC)) < 0) {
-        perror("signalfd(SIGINT|SIGTERM)");
-        exit(1);
-    }
-    return fd;
 }

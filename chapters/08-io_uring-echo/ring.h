@@ -8,8 +8,6 @@
  *     cannot list, so it is tried for real, on a throwaway socket;
  *   - ring_sqe(): an SQE, never NULL: a full submission queue is submitted
  *     first;
- *   - ring_signalfd(): SIGINT and SIGTERM as a file descriptor, so the ring can
- *     read them like any other completion.
  *
  * Chapter 07 builds the rings by hand; this file only wraps liburing.
  */
@@ -56,10 +54,5 @@ void ring_open_checked(struct io_uring *ring, const char *prog, unsigned entries
 /* The next free SQE. When the submission queue is full, submit what is in
  * it first (and with SQPOLL, wait for the kernel thread to take some). */
 struct io_uring_sqe *ring_sqe(struct io_uring *ring);
-
-/* Block SIGINT and SIGTERM and return a signalfd that becomes readable when
- * one arrives; SIGPIPE is ignored (a send to a reset peer returns -EPIPE).
- * Exits with a message on failure. Close it with close(). */
-int ring_signalfd(void);
 
 #endif

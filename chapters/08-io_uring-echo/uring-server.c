@@ -286,7 +286,7 @@ int userver_main(int argc, char **argv, const char *prog, const char *summary, u
     s.len_of = calloc(o.nbufs, sizeof(*s.len_of));
     if (!s.next_bid || !s.len_of)
         net_die(ENOMEM, "%s: buffer bookkeeping", prog);
-    s.signal_fd = ring_signalfd();
+    s.signal_fd = net_signalfd_or_die(0); /* read by the ring, like any completion */
     s.listen_fd = net_listen_or_die(&cli, SOMAXCONN);
 
     io_uring_prep_read(server_sqe(&s, NULL, OP_SIGNAL), s.signal_fd, &sig_info, sizeof(sig_info),

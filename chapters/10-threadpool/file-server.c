@@ -28,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -66,25 +65,6 @@ static void server__accept(struct server *s)
             s->conns->prev = c;
         s->conns = c;
     }
-}
-
-static int signals_to_fd(void)
-{
-    sigset_t mask;
-    int fd;
-
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGTERM);
-    /* Before the pool starts: new threads inherit the mask, and a thread
-     * that left SIGTERM unblocked would take it with the default action
-     * (exit at once, no cleanup) instead of the signalfd getting it. */
-    if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-        net_die(errno, "sigprocmask(SIG_BLOCK, SIGINT|SIGTERM)");
-    if ((fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
-        net_die(errno, "signalfd(SIGINT|SIGTERM)");
-    signal(SIGPIPE, SIG_IGN);
-    return fd;
 }
 
 struct opts {
@@ -149,7 +129,7 @@ int main(int argc, char **argv)
     s.root.max_size = (size_t)o.max_mib << 20;
     s.root.disk_ns_per_mib = o.ms_per_mib * 1000000LL;
     s.threads = (int)o.threads;
-    s.sig = (struct watch){WATCH_SIGNAL, signals_to_fd()};
+    s.sig = (struct watch){WATCH_SIGNAL, net_signalfd_or_die(SFD_NONBLOCK)};
     if (s.threads > 0 && (err = pool_init(&s.pool, s.threads, (size_t)o.queue)) < 0)
         net_die(-err, "pool_init(%d threads)", s.threads);
     s.listener = (struct watch){WATCH_LISTENER, net_listen_or_die(&cli, SOMAXCONN)};

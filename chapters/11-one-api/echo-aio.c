@@ -345,18 +345,7 @@ static void server_on_stop(struct cio *a, struct cio_op *op)
 static int stop_source(void)
 {
 #ifdef __linux__
-    sigset_t mask;
-    int fd;
-
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGTERM);
-    if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-        net_die(errno, "sigprocmask(SIG_BLOCK, SIGINT|SIGTERM)");
-    if ((fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
-        net_die(errno, "signalfd(SIGINT|SIGTERM)");
-    signal(SIGPIPE, SIG_IGN); /* sends use MSG_NOSIGNAL; this covers everything else */
-    return fd;
+    return net_signalfd_or_die(SFD_NONBLOCK); /* net.c */
 #else
     int fd = net_stop_pipe();
 

@@ -15,6 +15,7 @@
  * would wait for the loop that it is itself holding up.
  */
 #include "rt_impl.h"
+#include "net.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -203,17 +204,10 @@ static void loop__on_signal(struct cio *a, struct cio_op *op)
  * no handler runs in the middle of anything (chapter 11's echo-aio). */
 int rt_shutdown_on_signals(struct rt *rt)
 {
-    sigset_t mask;
     int err;
 
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGTERM);
-    if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-        return -errno;
-    signal(SIGPIPE, SIG_IGN); /* sends use MSG_NOSIGNAL; this covers everything else */
-    if ((rt->sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
-        return -errno;
+    if ((rt->sig_fd = net_signalfd(SFD_NONBLOCK)) < 0) /* net.c */
+        return rt->sig_fd;
     if ((err = cio_attach(rt->io, rt->sig_fd)) < 0)
         return err;
     rt->sig_op = (struct cio_op){.kind = CIO_READ_FILE,

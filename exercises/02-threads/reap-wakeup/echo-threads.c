@@ -36,7 +36,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -226,24 +225,6 @@ static int server_accept(struct registry *reg, int listen_fd, const pthread_attr
     return 0;
 }
 
-/* Block SIGINT and SIGTERM in this thread, and so in every thread it creates,
- * and return a descriptor that becomes readable when one is pending. */
-static int stop_signals_fd(void)
-{
-    sigset_t stop;
-    int fd;
-
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop, NULL);
-    signal(SIGPIPE, SIG_IGN); /* a write to a reset client fails with EPIPE instead */
-    fd = signalfd(-1, &stop, SFD_CLOEXEC);
-    if (fd < 0)
-        net_die(errno, "signalfd");
-    return fd;
-}
-
 static void drain(int fd)
 {
     char sink[64];
@@ -287,9 +268,10 @@ int main(int argc, char **argv)
     if (opts.stack_kb && (err = pthread_attr_setstacksize(&attr, (size_t)opts.stack_kb * 1024)))
         net_die(err, "pthread_attr_setstacksize(%ld KiB)", opts.stack_kb);
 
-    /* Before any thread exists, and before we listen: from here on a signal
-     * waits on stop_fd and cannot kill us or interrupt a worker. */
-    stop_fd = stop_signals_fd();
+    /* Before any thread exists (they inherit the blocked mask), and before
+     * we listen: from here on a signal waits on stop_fd and cannot kill us
+     * or interrupt a worker. */
+    stop_fd = net_signalfd_or_die(0);
     if (pipe2(reap, O_NONBLOCK | O_CLOEXEC) < 0)
         net_die(errno, "pipe2");
     reg.reap_wfd = reap[1];

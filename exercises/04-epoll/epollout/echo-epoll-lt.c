@@ -28,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -218,23 +217,6 @@ static void server_serve(struct server *s, struct conn *c, uint32_t events)
     }
 }
 
-/* SIGINT and SIGTERM, blocked, arrive as a readable signalfd instead. */
-static int signals_to_fd(void)
-{
-    sigset_t mask;
-    int fd;
-
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGTERM);
-    if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-        net_die(errno, "sigprocmask(SIG_BLOCK, SIGINT|SIGTERM)");
-    if ((fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
-        net_die(errno, "signalfd(SIGINT|SIGTERM)");
-    signal(SIGPIPE, SIG_IGN);
-    return fd;
-}
-
 int main(int argc, char **argv)
 {
     struct server s = {0};
@@ -245,7 +227,7 @@ int main(int argc, char **argv)
 
     net_cli_parse(&cli, argc, argv, "A single-threaded echo server on level-triggered epoll.",
                   NULL);
-    s.sig = (struct watch){WATCH_SIGNAL, signals_to_fd()};
+    s.sig = (struct watch){WATCH_SIGNAL, net_signalfd_or_die(SFD_NONBLOCK)};
     s.listener = (struct watch){WATCH_LISTENER, net_listen_or_die(&cli, SOMAXCONN)};
     if ((err = net_set_nonblocking(s.listener.fd)) < 0)
         net_die(-err, "fcntl(fd=%d, F_SETFL, O_NONBLOCK)", s.listener.fd);

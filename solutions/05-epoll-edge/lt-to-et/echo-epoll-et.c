@@ -32,7 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -231,23 +230,6 @@ static void server_accept(struct server *s)
     /* EXERCISE END */
 }
 
-/* SIGINT and SIGTERM, blocked, arrive as a readable signalfd instead. */
-static int signals_to_fd(void)
-{
-    sigset_t mask;
-    int fd;
-
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGTERM);
-    if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-        net_die(errno, "sigprocmask(SIG_BLOCK, SIGINT|SIGTERM)");
-    if ((fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
-        net_die(errno, "signalfd(SIGINT|SIGTERM)");
-    signal(SIGPIPE, SIG_IGN);
-    return fd;
-}
-
 int main(int argc, char **argv)
 {
     struct server s = {0};
@@ -258,7 +240,7 @@ int main(int argc, char **argv)
 
     net_cli_parse(&cli, argc, argv, "A single-threaded echo server on edge-triggered epoll.", NULL);
     s.ready_tail = &s.ready;
-    s.sig = (struct watch){.kind = WATCH_SIGNAL, .fd = signals_to_fd()};
+    s.sig = (struct watch){.kind = WATCH_SIGNAL, .fd = net_signalfd_or_die(SFD_NONBLOCK)};
     s.listener = (struct watch){.kind = WATCH_LISTENER, .fd = net_listen_or_die(&cli, SOMAXCONN)};
     if ((err = net_set_nonblocking(s.listener.fd)) < 0)
         net_die(-err, "fcntl(fd=%d, F_SETFL, O_NONBLOCK)", s.listener.fd);
