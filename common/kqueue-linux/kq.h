@@ -36,8 +36,13 @@
  * every event (FreeBSD drops the action flags and keeps these). */
 #define KQ_KEPT_FLAGS (EV_ONESHOT | EV_CLEAR | EV_RECEIPT | EV_DISPATCH)
 
-/* A timer's heap_index when it is not in the heap (disabled). */
+/* A timer's heap_index when it is not in the heap (disabled, or done). */
 #define KQ_NOT_QUEUED UINT32_MAX
+
+/* NOTE_LOWAT's value on FreeBSD and macOS: the one fflags bit BSD gives
+ * EVFILT_READ and EVFILT_WRITE. The header leaves the name out; the value is
+ * refused (EINVAL) rather than ignored. */
+#define KQ_NOTE_LOWAT 0x00000001u
 
 struct kq_knote {
     struct kevent kev; /* ident, filter, kept flags, saved fflags and data, udata */
@@ -46,7 +51,7 @@ struct kq_knote {
             int fd;               /* READ/WRITE: the ident; SIGNAL, USER: the helper fd */
             unsigned int ufflags; /* EVFILT_USER: the stored 24 user flag bits */
         };
-        int64_t deadline; /* EVFILT_TIMER: next expiration, CLOCK_MONOTONIC ns */
+        int64_t deadline; /* EVFILT_TIMER: next expiration, CLOCK_MONOTONIC ns; or never */
     };
     uint32_t heap_index;   /* EVFILT_TIMER: its place in kq->timers, or KQ_NOT_QUEUED */
     bool enabled;          /* EV_ENABLE / EV_DISABLE */
@@ -54,7 +59,9 @@ struct kq_knote {
     struct kq_knote *next; /* hash chain in kq->buckets (all but READ/WRITE) */
 };
 
-/* What an fd turned out to be, found the first time its `data` is needed. */
+/* What an fd turned out to be, found the first time its `data` is needed,
+ * and forgotten whenever its epoll registration is added or removed: the
+ * number may be another file's by then (kq_slot_sync()). */
 enum kq_kind { KQ_KIND_UNKNOWN, KQ_KIND_SOCKET, KQ_KIND_LISTENER, KQ_KIND_FIFO, KQ_KIND_OTHER };
 
 /* One per fd number the kqueue knows: a user fd with READ/WRITE knotes, a

@@ -78,6 +78,8 @@ int kq_fd_change(struct kq *kq, const struct kevent *ch)
 
     if (fd < 0 || (!s && adding && fcntl(fd, F_GETFD) < 0))
         return EBADF; /* before growing the slots up to a number that is not open */
+    if ((ch->fflags & KQ_NOTE_LOWAT) && !(ch->flags & EV_DELETE))
+        return EINVAL; /* a low-water mark: not provided (see sys/event.h) */
     if (!s && adding && !(s = kq_slot_get(kq, fd, true)))
         return ENOMEM;
     if (s && (s->helper || s->timers))

@@ -2,9 +2,12 @@
  *
  * BSD: data is the period, in milliseconds unless fflags says NOTE_SECONDS,
  * NOTE_USECONDS or NOTE_NSECONDS; the timer repeats unless EV_ONESHOT; each
- * event's data is the number of expirations since the last one. Adding a
- * timer that exists restarts it with the new period, throwing away the
- * expirations not yet reported. A disabled timer keeps counting.
+ * event's data is the number of expirations since the last one, and its
+ * flags carry EV_CLEAR, which the filter sets itself. Adding a timer that
+ * exists restarts it with the new period, throwing away the expirations not
+ * yet reported. A disabled timer keeps counting. With NOTE_ABSTIME, data is
+ * a time since the Epoch instead, and the timer fires once (FreeBSD's
+ * filt_timerattach() then leaves EV_CLEAR out; see kq_timer__deliver()).
  *
  * A timerfd per timer would do all of that by itself, but it is an fd per
  * timer: a server with an idle timeout per connection would need two fds per
@@ -38,43 +41,75 @@
 
 #define KQ_TIMER_UNITS  (NOTE_SECONDS | NOTE_MSECONDS | NOTE_USECONDS | NOTE_NSECONDS)
 #define KQ_TIMER_MAX_NS (INT64_MAX / 4) /* about 73 years: deadlines cannot overflow */
+#define KQ_TIMER_NEVER  INT64_MAX       /* the deadline of a timer that is done */
 
-static int64_t kq_timer__now(void)
+static int64_t kq_timer__clock(clockid_t clock)
 {
     struct timespec ts;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* The period in nanoseconds, from data in the unit fflags names. */
-static int kq_timer__period(const struct kevent *kev, int64_t *ns)
+static int64_t kq_timer__now(void)
 {
-    int64_t d = kev->data, unit_ns;
+    return kq_timer__clock(CLOCK_MONOTONIC);
+}
 
+/* Check a timer's fflags and data; *unit_ns: what one unit of data is. */
+static int kq_timer__check(const struct kevent *kev, int64_t *unit_ns)
+{
     switch (kev->fflags & KQ_TIMER_UNITS) {
     case NOTE_SECONDS:
-        unit_ns = 1000000000;
+        *unit_ns = 1000000000;
         break;
     case 0:
     case NOTE_MSECONDS:
-        unit_ns = 1000000;
+        *unit_ns = 1000000;
         break;
     case NOTE_USECONDS:
-        unit_ns = 1000;
+        *unit_ns = 1000;
         break;
     case NOTE_NSECONDS:
-        unit_ns = 1;
+        *unit_ns = 1;
         break;
     default:
         return EINVAL; /* two units at once */
     }
-    if (d < 0 || (kev->fflags & ~(unsigned int)KQ_TIMER_UNITS))
-        return EINVAL; /* negative, or NOTE_ABSTIME and friends: not provided */
-    *ns = d > KQ_TIMER_MAX_NS / unit_ns ? KQ_TIMER_MAX_NS : d * unit_ns;
-    if (*ns == 0)
-        *ns = 1; /* BSD fires at once; a period of 1 ns keeps the division below defined */
+    if (kev->data < 0 || (kev->fflags & ~(unsigned int)(KQ_TIMER_UNITS | NOTE_ABSTIME)))
+        return EINVAL; /* negative, or a flag FreeBSD's timers do not have */
     return 0;
+}
+
+/* The period of a checked timer in nanoseconds; 0 for NOTE_ABSTIME. */
+static int64_t kq_timer__period(const struct kevent *kev)
+{
+    int64_t unit_ns, ns;
+
+    if ((kev->fflags & NOTE_ABSTIME) || kq_timer__check(kev, &unit_ns) != 0)
+        return 0;
+    ns = kev->data > KQ_TIMER_MAX_NS / unit_ns ? KQ_TIMER_MAX_NS : kev->data * unit_ns;
+    return ns > 0 ? ns : 1; /* BSD fires at once; 1 ns keeps the division in deliver defined */
+}
+
+/* The first deadline of a checked timer set at `now`. An absolute time is
+ * turned into a CLOCK_MONOTONIC deadline here, once, as FreeBSD's
+ * filt_timervalidate() subtracts the boot time and macOS's converts to
+ * mach time: setting the clock afterwards moves neither. A time already
+ * past fires at once. */
+static int64_t kq_timer__deadline(const struct kevent *kev, int64_t now)
+{
+    int64_t unit_ns, left;
+
+    if (!(kev->fflags & NOTE_ABSTIME))
+        return now + kq_timer__period(kev);
+    kq_timer__check(kev, &unit_ns);
+    if (kev->data > INT64_MAX / unit_ns)
+        left = KQ_TIMER_MAX_NS;
+    else
+        left = kev->data * unit_ns - kq_timer__clock(CLOCK_REALTIME);
+    left = left < 0 ? 0 : left > KQ_TIMER_MAX_NS ? KQ_TIMER_MAX_NS : left;
+    return now + left;
 }
 
 /* The heap: kq->timers[0] has the earliest deadline, and every timer's
@@ -166,14 +201,17 @@ static int kq_timer__rearm(struct kq *kq)
 /* end snippet */
 
 /* After kn's deadline or enabled state changed: put it where it belongs in
- * the heap, or out of it. The caller re-arms the timerfd, once. */
+ * the heap, or out of it (disabled, or never to fire again). The caller
+ * re-arms the timerfd, once. */
 static int kq_timer__requeue(struct kq *kq, struct kq_knote *kn)
 {
-    if (kn->enabled && kn->heap_index == KQ_NOT_QUEUED)
+    bool queued = kn->enabled && kn->deadline != KQ_TIMER_NEVER;
+
+    if (queued && kn->heap_index == KQ_NOT_QUEUED)
         return kq_timer__push(kq, kn);
-    if (!kn->enabled && kn->heap_index != KQ_NOT_QUEUED) {
+    if (!queued && kn->heap_index != KQ_NOT_QUEUED) {
         kq_timer__remove(kq, kn);
-    } else if (kn->enabled) {
+    } else if (queued) {
         kq_timer__sift_up(kq, kn->heap_index);
         kq_timer__sift_down(kq, kn->heap_index);
     }
@@ -220,10 +258,10 @@ static int kq_timer__open(struct kq *kq)
 static int kq_timer__add(struct kq *kq, const struct kevent *ch)
 {
     struct kq_knote *kn;
-    int64_t period;
+    int64_t unit_ns;
     int err;
 
-    if ((err = kq_timer__period(ch, &period)) != 0)
+    if ((err = kq_timer__check(ch, &unit_ns)) != 0)
         return err;
     if (kq->timer_fd < 0 && (err = kq_timer__open(kq)) != 0)
         return err;
@@ -231,9 +269,11 @@ static int kq_timer__add(struct kq *kq, const struct kevent *ch)
         return ENOMEM;
     kn->kev = *ch;
     kn->kev.flags &= KQ_KEPT_FLAGS;
+    if (!(ch->fflags & NOTE_ABSTIME))
+        kn->kev.flags |= EV_CLEAR; /* BSD sets it: data counts since the last event */
     kn->enabled = !(ch->flags & EV_DISABLE);
     kn->heap_index = KQ_NOT_QUEUED;
-    kn->deadline = kq_timer__now() + period;
+    kn->deadline = kq_timer__deadline(ch, kq_timer__now());
     if ((err = kq_table_insert(kq, kn)) != 0) {
         free(kn);
         return err;
@@ -249,7 +289,7 @@ static int kq_timer__add(struct kq *kq, const struct kevent *ch)
 int kq_timer_change(struct kq *kq, const struct kevent *ch)
 {
     struct kq_knote *kn = kq_table_find(kq, EVFILT_TIMER, ch->ident);
-    int64_t period;
+    int64_t unit_ns;
     int err;
 
     if (!kn)
@@ -260,11 +300,11 @@ int kq_timer_change(struct kq *kq, const struct kevent *ch)
     }
     kn->kev.udata = ch->udata;
     if (ch->flags & EV_ADD) {
-        if ((err = kq_timer__period(ch, &period)) != 0)
+        if ((err = kq_timer__check(ch, &unit_ns)) != 0)
             return err;
         kn->kev.fflags = ch->fflags;
         kn->kev.data = ch->data;
-        kn->deadline = kq_timer__now() + period; /* the expirations not reported are gone */
+        kn->deadline = kq_timer__deadline(ch, kq_timer__now()); /* unreported expirations: gone */
     }
     if (ch->flags & EV_ENABLE)
         kn->enabled = true;
@@ -275,10 +315,17 @@ int kq_timer_change(struct kq *kq, const struct kevent *ch)
     return kq_timer__rearm(kq);
 }
 
-/* Report the timer at the top of the heap, due at `now`, into *out. */
+/* Report the timer at the top of the heap, due at `now`, into *out.
+ *
+ * An absolute timer does not repeat, and FreeBSD leaves EV_CLEAR out of it:
+ * once its time has passed it stays expired, reported (data 1) by every
+ * kevent() call until it is deleted. Its deadline moves to just after now,
+ * which takes it out of this call's reports and makes it due for the next
+ * call's. With EV_CLEAR (the program's own) it is reported once, then never
+ * again; with EV_ONESHOT, deleted. */
 static void kq_timer__deliver(struct kq *kq, struct kq_knote *kn, int64_t now, struct kevent *out)
 {
-    int64_t period, n = 1;
+    int64_t period = kq_timer__period(&kn->kev), n = 1; /* checked when it was set */
 
     *out = kn->kev;
     out->fflags = 0;
@@ -287,9 +334,12 @@ static void kq_timer__deliver(struct kq *kq, struct kq_knote *kn, int64_t now, s
         kq_timer__drop(kq, kn);
         return;
     }
-    kq_timer__period(&kn->kev, &period); /* checked when it was set */
-    n += (now - kn->deadline) / period;
-    kn->deadline += n * period; /* the next expiration, after now */
+    if (period == 0) {
+        kn->deadline = (kn->kev.flags & EV_CLEAR) ? KQ_TIMER_NEVER : now + 1;
+    } else {
+        n += (now - kn->deadline) / period;
+        kn->deadline += n * period; /* the next expiration, after now */
+    }
     out->data = n;
     if (kn->kev.flags & EV_DISPATCH)
         kn->enabled = false;

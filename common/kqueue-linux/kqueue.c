@@ -74,6 +74,8 @@ int kq_slot_sync(struct kq *kq, int fd, bool rearm, bool *stale)
     if (want == s->events && !(rearm && want))
         return 0;
     op = !want ? EPOLL_CTL_DEL : !s->events ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
+    if (op != EPOLL_CTL_MOD) /* registered afresh, or no longer: maybe another file next time */
+        s->kind = KQ_KIND_UNKNOWN;
     if (op == EPOLL_CTL_ADD)
         s->gen++;
     struct epoll_event ev = {.events = want, .data.u64 = (uint64_t)s->gen << 32 | (uint32_t)fd};

@@ -24,11 +24,19 @@ setup() {
     run_unit test-kq-core
 }
 
-@test "EVFILT_READ/WRITE: data, EV_EOF and fflags, listeners, two knotes on one epoll registration, close()" {
+@test "EVFILT_READ/WRITE: data, EV_EOF and fflags, listeners, two knotes on one epoll registration, close(), no NOTE_LOWAT" {
     run_unit test-kq-fd
 }
 
-@test "EVFILT_TIMER: periodic and EV_ONESHOT, units, data counts expirations, re-adding restarts" {
+@test "every filter keeps kqueue(2)'s contract: add, delete, ENOENT, enable, disable, oneshot, dispatch, receipt, udata, modify, draining, two kqueues, EV_CLEAR" {
+    run_unit test-kq-contract
+}
+
+@test "EVFILT_READ/WRITE: a new fd on the number of a deleted, one-shot-fired or closed one reports its own data (listener, socket, pipe, eventfd)" {
+    run_unit test-kq-reuse
+}
+
+@test "EVFILT_TIMER: periodic and EV_ONESHOT, EV_CLEAR on its events, units, data counts expirations, re-adding restarts, NOTE_ABSTIME" {
     run_unit test-kq-timer
 }
 

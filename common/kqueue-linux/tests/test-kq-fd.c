@@ -8,7 +8,8 @@
  * independent knotes (udata, EV_DISABLE, EV_DELETE, EV_ONESHOT, EV_CLEAR,
  * EV_DISPATCH each apply to one of them) although epoll has one registration
  * per fd; close() removes an fd's knotes, as on BSD; with room for one event,
- * READ and WRITE take turns.
+ * READ and WRITE take turns; a low-water mark (NOTE_LOWAT) works on BSD, and
+ * is refused by the layer: not defined, and its value EINVAL.
  */
 #include "kq_check.h"
 
@@ -327,6 +328,41 @@ static void test_one_slot_takes_turns(void)
     close(b);
 }
 
+/* BSD: NOTE_LOWAT in fflags, the mark in data: no event until that many
+ * bytes wait. The layer leaves NOTE_LOWAT out of <sys/event.h> (a program
+ * that uses it does not compile) and refuses its value, 1, with EINVAL. */
+#if KQ_LAYER && defined(NOTE_LOWAT)
+#error "common/kqueue-linux does not provide NOTE_LOWAT: it must not be defined"
+#endif
+#ifndef NOTE_LOWAT
+#define NOTE_LOWAT 0x0001 /* FreeBSD's and macOS's value */
+#endif
+
+static void test_lowat(void)
+{
+    struct kevent ev;
+    int kq = kq_new(), a, b;
+
+    tcp_pair(&a, &b);
+    if (KQ_LAYER) {
+        CHECK_ERR(EINVAL, change(kq, a, EVFILT_READ, EV_ADD, NOTE_LOWAT, 10, NULL));
+        CHECK_ERR(EINVAL, change(kq, a, EVFILT_WRITE, EV_ADD, NOTE_LOWAT, 10, NULL));
+        CHECK_ERR(ENOENT, change(kq, a, EVFILT_READ, EV_DELETE, 0, 0, NULL));
+    } else {
+        CHECK_ERR(0, change(kq, a, EVFILT_READ, EV_ADD, NOTE_LOWAT, 10, NULL));
+        if (write(b, "12345", 5) != 5)
+            die("write");
+        CHECK_EQ(0, wait_ms(kq, &ev, 1, 100)); /* 5 bytes, below the mark */
+        if (write(b, "67890", 5) != 5)
+            die("write");
+        if (CHECK_EQ(1, wait_ms(kq, &ev, 1, 2000)))
+            CHECK_EQ(10, ev.data);
+    }
+    close(kq);
+    close(a);
+    close(b);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -342,5 +378,7 @@ int main(void)
     RUN(test_dispatch, "EV_DISPATCH disables after one event; EV_ENABLE brings it back");
     RUN(test_close_removes_knotes, "close() removes the fd's knotes; a reused number starts clean");
     RUN(test_one_slot_takes_turns, "with room for one event, READ and WRITE take turns");
+    RUN(test_lowat, KQ_LAYER ? "NOTE_LOWAT is not provided: not defined, and its value is EINVAL"
+                             : "NOTE_LOWAT: no event until the mark's bytes wait");
     return failures ? 1 : 0;
 }

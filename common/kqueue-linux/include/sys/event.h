@@ -5,9 +5,10 @@
  *
  *     cc -I common/kqueue-linux/include prog.c build/common/kqueue-linux/libkqueue-linux.a
  *
- * The names and values follow FreeBSD's header. Only the filters this layer
- * implements are defined, so a program that needs another one (EVFILT_VNODE,
- * EVFILT_PROC, ...) fails to compile instead of failing at run time.
+ * The names and values follow FreeBSD's header. Only the filters and flags
+ * this layer implements are defined, so a program that needs another one
+ * (EVFILT_VNODE, EVFILT_PROC, NOTE_LOWAT, ...) fails to compile instead of
+ * failing at run time.
  * common/kqueue-linux/README.md lists every place where the behaviour differs
  * from BSD.
  */
@@ -54,11 +55,20 @@ struct kevent {
 #define EV_EOF   0x8000 /* end of file or connection: see fflags for the error */
 #define EV_ERROR 0x4000 /* a change failed: data is the errno */
 
+/* EVFILT_READ and EVFILT_WRITE take no fflags here: BSD's NOTE_LOWAT (a
+ * low-water mark per knote) is not defined, as epoll has no mark per
+ * registration, and its value (1) in fflags is refused with EINVAL. */
+
 /* EVFILT_TIMER: the unit of data (milliseconds when none is given) */
 #define NOTE_SECONDS  0x00000001
 #define NOTE_MSECONDS 0x00000002
 #define NOTE_USECONDS 0x00000004
 #define NOTE_NSECONDS 0x00000008
+/* EVFILT_TIMER: data is a time since the Epoch (CLOCK_REALTIME) in that unit,
+ * not a period; the timer fires once. NOTE_ABSOLUTE is macOS's name for it
+ * (0x8 there), with FreeBSD's value and behaviour here. */
+#define NOTE_ABSTIME  0x00000010
+#define NOTE_ABSOLUTE NOTE_ABSTIME
 
 /* EVFILT_USER: the top two bits of fflags say how the low 24 bits change the
  * stored flags; NOTE_TRIGGER fires the event. */
