@@ -81,15 +81,19 @@ static int kq_timer__check(const struct kevent *kev, int64_t *unit_ns)
     return 0;
 }
 
-/* The period of a checked timer in nanoseconds; 0 for NOTE_ABSTIME. */
+/* The period of a checked timer in nanoseconds; 0 for NOTE_ABSTIME. A
+ * periodic timer of 0 repeats every 1 unit, as FreeBSD's filt_timervalidate()
+ * makes it; a one-shot timer of 0 fires at once (1 ns). */
 static int64_t kq_timer__period(const struct kevent *kev)
 {
-    int64_t unit_ns, ns;
+    int64_t unit_ns, ns, d = kev->data;
 
     if ((kev->fflags & NOTE_ABSTIME) || kq_timer__check(kev, &unit_ns) != 0)
         return 0;
-    ns = kev->data > KQ_TIMER_MAX_NS / unit_ns ? KQ_TIMER_MAX_NS : kev->data * unit_ns;
-    return ns > 0 ? ns : 1; /* BSD fires at once; 1 ns keeps the division in deliver defined */
+    if (d == 0 && !(kev->flags & EV_ONESHOT))
+        d = 1;
+    ns = d > KQ_TIMER_MAX_NS / unit_ns ? KQ_TIMER_MAX_NS : d * unit_ns;
+    return ns > 0 ? ns : 1;
 }
 
 /* The first deadline of a checked timer set at `now`. An absolute time is

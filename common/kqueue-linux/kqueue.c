@@ -175,6 +175,8 @@ static int kqueue__apply(struct kq *kq, const struct kevent *ch)
 {
     const struct kq_filter *f;
 
+    if ((ch->flags & (EV_ENABLE | EV_DISABLE)) == (EV_ENABLE | EV_DISABLE))
+        return EINVAL; /* FreeBSD's kqueue_register() refuses both at once */
     if (ch->filter == EVFILT_READ || ch->filter == EVFILT_WRITE)
         return kq_fd_change(kq, ch);
     if (ch->filter == EVFILT_TIMER)

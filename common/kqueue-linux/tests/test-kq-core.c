@@ -5,10 +5,9 @@
  * What it proves: changes come back as EV_ERROR entries (data = errno) when
  * they fail or ask for EV_RECEIPT, or make kevent() fail when there is no
  * room; ENOENT for an unknown event, EBADF for an fd that is not open, EINVAL
- * for an unknown filter or a bad timeout; changes and events in one call,
- * even in one array; nevents 0 and the timeouts (none, zero, some); EINTR
- * with the changes applied; a closed kqueue's helper fds are freed; a kqueue
- * watched by another one.
+ * for an unknown filter, a bad timeout, or EV_ENABLE with EV_DISABLE; changes and events in one
+ * call, even in one array; nevents 0 and the timeouts (none, zero, some); EINTR with the changes
+ * applied; a closed kqueue's helper fds are freed; a kqueue watched by another one.
  */
 #include "kq_check.h"
 
@@ -88,6 +87,25 @@ static void test_enoent_ebadf(void)
     CHECK_ERR(EBADF, change(kq, p[0], EVFILT_READ, EV_DELETE, 0, 0, NULL));
     CHECK_ERR(EBADF, change(kq, 100000, EVFILT_WRITE, EV_ADD, 0, 0, NULL));
     close(kq);
+}
+
+/* FreeBSD's kqueue_register() refuses EV_ENABLE and EV_DISABLE in one
+ * change, before it looks for the knote. */
+static void test_enable_and_disable(void)
+{
+    int kq = kq_new(), p[2];
+
+    if (pipe(p) < 0)
+        die("pipe");
+    CHECK_ERR(0, change(kq, p[0], EVFILT_READ, EV_ADD, 0, 0, NULL));
+#ifndef __APPLE__
+    CHECK_ERR(EINVAL, change(kq, p[0], EVFILT_READ, EV_ENABLE | EV_DISABLE, 0, 0, NULL));
+    CHECK_ERR(EINVAL, change(kq, 9, EVFILT_USER, EV_ADD | EV_ENABLE | EV_DISABLE, 0, 0, NULL));
+#endif
+    CHECK_ERR(0, change(kq, p[0], EVFILT_READ, EV_DELETE, 0, 0, NULL));
+    close(kq);
+    close(p[0]);
+    close(p[1]);
 }
 
 /* No room for the EV_ERROR entry: kevent() fails, and stops there. */
@@ -269,6 +287,7 @@ int main(void)
         "an unknown filter is EINVAL, as an EV_ERROR entry with ident and udata");
     RUN(test_receipts, "EV_RECEIPT returns data 0 for each applied change, and no events");
     RUN(test_enoent_ebadf, "ENOENT for an event never added, EBADF for an fd that is not open");
+    RUN(test_enable_and_disable, "EV_ENABLE and EV_DISABLE in one change: EINVAL (FreeBSD)");
     RUN(test_error_without_room,
         "an error without room for EV_ERROR fails the call and stops there");
     RUN(test_receipt_without_room,

@@ -7,7 +7,8 @@
  * data counts the expirations since the last event; data is in
  * milliseconds unless NOTE_SECONDS, NOTE_USECONDS or NOTE_NSECONDS; adding a
  * timer again restarts it and drops the expirations not yet reported (what
- * an idle timeout is built on); a disabled timer keeps counting. With
+ * an idle timeout is built on); a disabled timer keeps counting; a period
+ * of 0 is one unit (FreeBSD). With
  * NOTE_ABSTIME (macOS: NOTE_ABSOLUTE) data is a time since the Epoch: the
  * timer fires once, then (FreeBSD, and the layer) stays expired, reported by
  * every call until deleted, or (macOS) is deleted. Bounds on time are
@@ -159,6 +160,26 @@ static void test_disabled_keeps_counting(void)
     close(kq);
 }
 
+/* A periodic timer of 0 repeats every 1 ms (FreeBSD's filt_timervalidate()
+ * makes 0 one unit), so data counts milliseconds, not nanoseconds. macOS
+ * fires it once. */
+static void test_zero_period(void)
+{
+    struct kevent ev;
+    int kq = kq_new();
+
+    CHECK_ERR(0, change(kq, 6, EVFILT_TIMER, EV_ADD, 0, 0, NULL));
+    CHECK_EQ(1, wait_ms(kq, &ev, 1, 2000));
+    sleep_ms(50);
+#ifdef __APPLE__
+    CHECK_EQ(0, wait_ms(kq, &ev, 1, 50));
+#else
+    if (CHECK_EQ(1, wait_ms(kq, &ev, 1, 2000)) && !CHECK(ev.data >= 10 && ev.data <= 5000))
+        fprintf(stderr, "  a 0 ms timer, 50 ms later: data %lld\n", (long long)ev.data);
+#endif
+    close(kq);
+}
+
 /* Each timer is its own knote: three one-shot timers, three events. */
 static void test_many_timers(void)
 {
@@ -275,6 +296,11 @@ int main(void)
     RUN(test_readd_drops_expirations, "adding it again drops the expirations not yet reported");
     RUN(test_disabled_keeps_counting, "a disabled timer keeps counting; enabled, it reports them");
     RUN(test_many_timers, "several timers, each with its own ident");
+#ifdef __APPLE__
+    RUN(test_zero_period, "a periodic timer of 0 fires once (macOS)");
+#else
+    RUN(test_zero_period, "a periodic timer of 0 repeats every 1 ms: data counts milliseconds");
+#endif
     RUN(test_abstime, "NOTE_ABSTIME: data is a time since the Epoch; one event at that time");
 #ifdef __APPLE__
     RUN(test_abstime_stays, "NOTE_ABSOLUTE without EV_ONESHOT: macOS deletes it after its event");
