@@ -8,12 +8,11 @@
 
 load ../helpers/common
 load ../helpers/echo_suite
+load exercise
 
 setup() {
-    BIN_DIR="$(dirname "$(impl_bin pooled-eagain echo-aio)")"
-    export AIO_BACKEND=epoll AIO_BUFS=4
-    SERVER_CMD=("$BIN_DIR/echo-aio")
-    export CLIENT_TIMEOUT=5
+    aio_exercise_setup pooled-eagain 5
+    export AIO_BUFS=4
 }
 
 @test "pooled-eagain: 4 pool buffers, 30 messages in turn on one connection: a recv that finds nothing gives its buffer back" {

@@ -6,20 +6,12 @@
 
 load ../helpers/common
 load ../helpers/echo_suite
+load exercise
 
-setup() {
-    BIN_DIR="$(dirname "$(impl_bin ready-eagain echo-aio)")"
-    export AIO_BACKEND=epoll # the readiness adapter, ready.c, under test
-    SERVER_CMD=("$BIN_DIR/echo-aio")
-    export CLIENT_TIMEOUT=10
-}
+setup() { aio_exercise_setup ready-eagain 10; }
 
 @test "ready-eagain: an accept and a recv with nothing to do yet waits, then completes: aio-test net on epoll" {
-    run timeout 10 "$BIN_DIR/aio-test" net
-    echo "$output" | sed 's/^/# /' >&3
-    [ "$status" -eq 0 ] || fail "aio-test net on epoll: exit $status (124: it hung)
-$output"
-    assert_output --partial "all checks passed"
+    aio_test_net "it hung"
 }
 
 @test "ready-eagain: echo-aio waits for clients: client A connects and stays silent, client B is served, then A" {
