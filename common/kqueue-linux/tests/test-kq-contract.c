@@ -22,9 +22,10 @@
  *   EVFILT_USER    fire: a change with NOTE_TRIGGER
  *
  * and EV_CLEAR, which each filter takes its own way: READ and WRITE report a
- * change once instead of a state while it lasts, SIGNAL and TIMER set it
- * themselves ("This filter automatically sets the EV_CLEAR flag
- * internally"), USER untriggers on delivery.
+ * change once instead of a state while it lasts; SIGNAL sets it itself
+ * (kqueue(2): "This filter automatically sets the EV_CLEAR flag
+ * internally"), and so does TIMER (filt_timerattach() in FreeBSD's and
+ * xnu's kern_event.c); USER untriggers on delivery.
  *
  * Where the layer differs by design (two kqueues share one signal on Linux;
  * see common/kqueue-linux/README.md), the check says so with KQ_LAYER.

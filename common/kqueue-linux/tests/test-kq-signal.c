@@ -7,7 +7,8 @@
  * real-time signals and once for ordinary ones that arrived while pending (a
  * documented difference); adding the knote blocks the signal in the calling
  * thread, deleting the last knote for it unblocks it; a handler does not run
- * while the knote exists (BSD would run it too); bad numbers are EINVAL.
+ * while the knote exists (BSD would run it too); a closed kqueue's signals
+ * stay blocked until its state is freed; bad numbers are EINVAL.
  */
 #include "kq_check.h"
 
@@ -147,6 +148,23 @@ static void test_counts(void)
     signal(SIGUSR2, SIG_DFL);
 }
 
+/* close(kq) cannot be seen: the signal stays blocked, its signalfd open,
+ * until the layer frees the closed kqueue's state (here: the next kqueue()
+ * that gets the same number). On BSD close() deletes the knote, and the
+ * signal was never blocked. */
+static void test_closed_kqueue_keeps_block(void)
+{
+    int kq = kq_new(), kq2;
+
+    CHECK_ERR(0, change(kq, SIGUSR2, EVFILT_SIGNAL, EV_ADD, 0, 0, NULL));
+    close(kq);
+    CHECK_EQ(KQ_LAYER, blocked(SIGUSR2));
+    kq2 = kq_new();
+    CHECK_EQ(kq, kq2);
+    CHECK(!blocked(SIGUSR2));
+    close(kq2);
+}
+
 static void test_bad_signals(void)
 {
     int kq = kq_new();
@@ -164,6 +182,8 @@ int main(void)
     RUN(test_two_kqueues, "the signal stays blocked until its last knote is deleted");
     RUN(test_handler_does_not_run, "while the knote exists the handler does not run");
     RUN(test_counts, "sent 3 times: data 3 for a real-time signal, 1 for an ordinary one");
+    RUN(test_closed_kqueue_keeps_block,
+        "a closed kqueue's signal stays blocked until kqueue() reuses its number");
     RUN(test_bad_signals, "signal 0, 1000 and SIGKILL are EINVAL");
     return failures ? 1 : 0;
 }
