@@ -23,11 +23,37 @@ if [ "$(id -u)" -ne 0 ]; then
     sudo="sudo"
 fi
 
+# The .NET SDK is optional (the C# companion programs; their tests skip
+# without it). Installed only from the distribution's own packages: Ubuntu
+# has dotnet-sdk-8.0 (22.04 and later) and newer ones, Fedora too; Debian does
+# not package it, and Microsoft's own repository is not added behind your back.
+dotnet_note() {
+    echo "deps: the .NET SDK (optional: the C# companion programs, skipped without it) is not packaged by $1."
+    echo "      To add it: https://learn.microsoft.com/dotnet/core/install/linux (Microsoft's packages"
+    echo "      for your distribution, or dotnet-install.sh), SDK 8 or newer; then make."
+}
+have_dotnet() { command -v "${DOTNET:-dotnet}" >/dev/null; }
+
 if command -v apt-get >/dev/null; then
     missing=()
     for p in "${apt_pkgs[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
     done
+    if ! have_dotnet; then
+        # the newest SDK package this distribution has, if any
+        dotnet_pkg=""
+        for p in dotnet-sdk-10.0 dotnet-sdk-9.0 dotnet-sdk-8.0; do
+            if apt-cache show "$p" >/dev/null 2>&1; then
+                dotnet_pkg=$p
+                break
+            fi
+        done
+        if [ -n "$dotnet_pkg" ]; then
+            missing+=("$dotnet_pkg")
+        else
+            dotnet_note "$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-this distribution}")"
+        fi
+    fi
     if [ ${#missing[@]} -eq 0 ]; then
         echo "deps: every package is installed."
         exit 0
@@ -36,11 +62,13 @@ if command -v apt-get >/dev/null; then
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 elif command -v dnf >/dev/null; then
+    have_dotnet || dnf_pkgs+=(dotnet-sdk-8.0)
     echo "deps: installing with dnf: ${dnf_pkgs[*]}"
     echo "deps: (bats-support/bats-assert/bats-file are not packaged on Fedora: install them"
     echo "       from their releases into /usr/lib/bats, or set BATS_LIB_PATH)"
     $sudo dnf install -y "${dnf_pkgs[@]}"
 elif command -v brew >/dev/null; then
+    have_dotnet || brew_pkgs+=(dotnet)
     echo "deps: installing with brew: ${brew_pkgs[*]}"
     echo "deps: macOS runs the portable chapters and the kqueue chapter natively;"
     echo "      epoll, io_uring and the faults tests need Linux (a VM or container)."

@@ -38,6 +38,16 @@ have curl "HTTP tests (13)" command -v curl
 have wrk "HTTP load test (13)" command -v wrk
 have libuv "the libuv reference server (13)" test -f /usr/include/uv.h
 have gnuplot "benchmark charts (14)" command -v gnuplot
+# The .NET SDK is optional: without it the C# companion programs are not
+# built and their tests skip, so it is not counted as missing.
+dotnet_sdk=$("${DOTNET:-dotnet}" --list-sdks 2>/dev/null | sed -n 's/^\([0-9][0-9.a-z-]*\) .*/\1/p' | sort -V | tail -n 1)
+if [ -n "$dotnet_sdk" ] && [ "${dotnet_sdk%%.*}" -ge 8 ]; then
+    printf '  ok       %-22s %s\n' ".NET SDK $dotnet_sdk" "the C# companion programs (optional)"
+elif [ -n "$dotnet_sdk" ]; then
+    printf '  old      %-22s %s\n' ".NET SDK $dotnet_sdk" "the C# companion programs need 8 or newer: they are skipped"
+else
+    printf '  absent   %-22s %s\n' ".NET SDK" "optional: without it the C# companion programs are skipped; make deps says how to get it"
+fi
 
 echo
 echo "Kernel"

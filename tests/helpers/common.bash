@@ -504,6 +504,31 @@ require_memlock() {
     skip "$what pins $need KiB of memory, which counts against the locked-memory limit of a process without CAP_IPC_LOCK, and the hard limit here is $hard KiB (ulimit -Hl): raise it to $need or more: for an account, the line '${USER:-$(id -un)} hard memlock $need' in /etc/security/limits.conf (from its next login); for a systemd unit, LimitMEMLOCK=${need}K; for a container, docker run --ulimit memlock=$((need * 1024))"
 }
 
+# ---- C# programs -------------------------------------------------------------------
+#
+# The chapters' C# companions (chapters/NN-slug/dotnet/NAME/) are built by
+# make where the .NET SDK is installed (common/mk/dotnet.mk), into the same
+# folder as the C programs: chapter_bin finds them.
+
+# course_dotnet_advice: how to get the .NET SDK, for a skip message.
+course_dotnet_advice() {
+    echo "install the .NET SDK 8 or newer (sudo make deps does where the distribution packages it: Ubuntu has dotnet-sdk-8.0, or dotnet8; Debian 12 does not: Microsoft's instructions are at https://learn.microsoft.com/dotnet/core/install/linux-debian), then run make"
+}
+
+# require_dotnet: this test runs a C# program. Skips, saying why, where
+# there is none to run: no SDK (make skipped them), a sanitizer build (SAN=
+# instruments C code; make builds no C# there), or VALGRIND=1 (memcheck
+# checks C memory; a C# program's memory is the garbage collector's, and
+# the runtime under valgrind would outlast every time bound).
+require_dotnet() {
+    case "${SAN:-}:$BUILD" in
+    ?*:* | *:*/san-*) skip "a C# program, and a sanitizer build (${SAN:-${BUILD##*/}}) instruments C code only: the C# programs are built and tested by plain make and make test" ;;
+    esac
+    valgrind_skip "a C# program: memcheck checks the C programs' memory, and a C# program's is the garbage collector's"
+    command -v "${DOTNET:-dotnet}" >/dev/null ||
+        skip "a C# program, and the .NET SDK (dotnet) is not installed: $(course_dotnet_advice)"
+}
+
 # ---- VALGRIND=1 ------------------------------------------------------------------
 #
 # make test VALGRIND=1 runs every course program that server_start starts

@@ -1,0 +1,104 @@
+# common/mk/dotnet.mk: build a chapter's C# companion programs with the .NET SDK.
+#
+# A chapter Makefile lists them after its C programs:
+#
+#     PROGS := echo-epoll-et ...
+#     DOTNET_PROGS := echo-dotnet-async echo-dotnet-saea
+#     include ../../common/mk/prog.mk
+#     include ../../common/mk/dotnet.mk
+#
+# Each NAME is the folder dotnet/NAME/ beside the Makefile, holding
+# NAME.csproj (which imports common/dotnet/Course.props) and its .cs files.
+# `dotnet build` puts it, with its .dll and .runtimeconfig.json, in
+# build/<the folder>/dotnet/NAME/; the apphost is linked from
+# build/<the folder>/NAME, so a C# program runs like the C ones:
+# build/chapters/05-epoll-edge/echo-dotnet-async -p 0.
+#
+# The build is offline and leaves nothing outside build/: no package source
+# (common/dotnet/nuget.config clears them; the programs use the framework
+# alone), HOME and DOTNET_CLI_HOME in build/, no build server or MSBuild node
+# left running afterwards. Make decides what is out of date (the program's
+# .cs and .csproj files, and common/dotnet/), so a second `make` does not
+# start dotnet at all.
+#
+# Without the SDK (dotnet not on PATH, or older than 8), or in a sanitizer
+# build (SAN=..., which instruments C code only), the programs are skipped
+# with one line, and their tests skip saying why (require_dotnet in
+# tests/helpers/common.bash). DOTNET=/path/to/dotnet picks another SDK.
+
+ifndef COURSE_DOTNET_MK
+COURSE_DOTNET_MK := 1
+
+include $(dir $(lastword $(MAKEFILE_LIST)))config.mk
+
+DOTNET ?= dotnet
+DOTNET_HERE := $(abspath $(CURDIR))
+DOTNET_REL := $(patsubst $(TOP)/%,%,$(DOTNET_HERE))
+DOTNET_OUT := $(BUILD)/$(DOTNET_REL)
+DOTNET_COMMON := $(wildcard $(TOP)/common/dotnet/*)
+
+# The newest SDK's major version (8, 10...), read without starting the SDK
+# itself: `dotnet --list-sdks` is answered by the native host.
+DOTNET_MAJOR = $(shell $(DOTNET) --list-sdks 2>/dev/null | sed -n 's/^\([0-9][0-9]*\)\..*/\1/p' | sort -n | tail -n 1)
+
+# Everything the SDK would write under HOME or in /tmp goes here instead:
+# the first-run sentinels, NuGet's own settings, scratch folder and (never
+# used) package folder, MSBuild's temporary files. A CI account or a learner
+# with a read-only or fresh HOME builds the same way, and two accounts on one
+# machine do not meet in /tmp (NuGet's /tmp/NuGetScratch<user> belongs to
+# whoever made it first).
+DOTNET_HOME := $(BUILD)/dotnet-home
+DOTNET_ENV := HOME=$(DOTNET_HOME) DOTNET_CLI_HOME=$(DOTNET_HOME) TMPDIR=$(DOTNET_HOME)/tmp \
+    NUGET_PACKAGES=$(DOTNET_HOME)/packages NUGET_SCRATCH=$(DOTNET_HOME)/tmp/NuGetScratch \
+    DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1 \
+    DOTNET_CLI_WORKLOAD_UPDATE_NOTIFY_DISABLE=1 DOTNET_GENERATE_ASPNET_CERTIFICATE=false \
+    DOTNET_ADD_GLOBAL_TOOLS_TO_PATH=false DOTNET_CLI_USE_MSBUILD_SERVER=0 \
+    MSBUILDDISABLENODEREUSE=1 MSBUILDTERMINALLOGGER=off
+
+# -nodeReuse:false and UseSharedCompilation=false: no MSBuild node and no
+# compiler server (VBCSCompiler) stays behind for minutes after the build;
+# the test runner counts a process left running as a failure. Release: the
+# programs are measured beside optimised C. The output (dotnet build prints
+# its summary even when told to be quiet) goes to build.log beside the
+# program: make shows its warnings, or all of it when the build fails.
+DOTNET_BUILD = $(DOTNET_ENV) $(DOTNET) build -nologo -c Release -v:q \
+    -nodeReuse:false -p:UseSharedCompilation=false \
+    -p:RestoreConfigFile=$(TOP)/common/dotnet/nuget.config \
+    -p:TargetFramework=net$(DOTNET_MAJOR).0 \
+    $(if $(filter 1,$(WERROR)),-p:TreatWarningsAsErrors=true)
+
+DOTNET_LINKS := $(addprefix $(DOTNET_OUT)/,$(DOTNET_PROGS))
+
+.PHONY: dotnet
+all: dotnet
+
+ifneq ($(strip $(SAN)),)
+dotnet:
+	@echo "skipping the C# programs of $(DOTNET_REL) ($(DOTNET_PROGS)): SAN=$(SAN) instruments C code only; they are built by plain make"
+else ifeq ($(shell command -v $(DOTNET) 2>/dev/null),)
+dotnet:
+	@echo "skipping the C# programs of $(DOTNET_REL) ($(DOTNET_PROGS)): the .NET SDK (dotnet, 8 or newer) is not installed; make doctor says how to get it"
+else
+dotnet: $(DOTNET_LINKS)
+	@$(if $(QUIET_WHERE),true,echo "built $(DOTNET_REL) (C#): $(DOTNET_PROGS) -> $(patsubst $(TOP)/%,%,$(DOTNET_OUT))/")
+
+# NAME: the apphost in dotnet/NAME/, linked from the chapter's build folder.
+# dotnet build leaves an unchanged apphost's time alone: touch it, so that
+# make sees the program up to date.
+define dotnet_rule
+$(DOTNET_OUT)/$(1): $(wildcard $(DOTNET_HERE)/dotnet/$(1)/*.cs $(DOTNET_HERE)/dotnet/$(1)/*.csproj) $(DOTNET_COMMON)
+	@mkdir -p $(DOTNET_OUT)/dotnet/$(1) $(DOTNET_HOME)/tmp
+	@$(if $(Q),echo "  DOTNET  $(DOTNET_REL)/dotnet/$(1)")
+	@major="$$(DOTNET_MAJOR)"; [ "$$$${major:-0}" -ge 8 ] || \
+	    { echo "$(DOTNET_REL)/dotnet/$(1): needs the .NET SDK 8 or newer; $(DOTNET) --list-sdks shows: $$$$($(DOTNET) --list-sdks 2>&1 | tr '\n' ' ')" >&2; exit 1; }
+	$(Q)if $$(DOTNET_BUILD) -p:BaseIntermediateOutputPath=$(DOTNET_OUT)/dotnet/$(1)/obj/ \
+	    -o $(DOTNET_OUT)/dotnet/$(1)/ $(DOTNET_HERE)/dotnet/$(1)/$(1).csproj \
+	    >$(DOTNET_OUT)/dotnet/$(1)/build.log 2>&1; then \
+	    grep -E ': warning ' $(DOTNET_OUT)/dotnet/$(1)/build.log | sort -u || true; \
+	else cat $(DOTNET_OUT)/dotnet/$(1)/build.log; exit 1; fi
+	$(Q)touch $(DOTNET_OUT)/dotnet/$(1)/$(1) && ln -sfn dotnet/$(1)/$(1) $$@
+endef
+$(foreach p,$(DOTNET_PROGS),$(eval $(call dotnet_rule,$(p))))
+endif
+
+endif
