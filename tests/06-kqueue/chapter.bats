@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
-# Chapter 06: kqueue. On Linux echo-kqueue runs on common/kqueue-linux (whose
-# own tests are tests/common/kqueue-linux.bats), so under it the kernel sees
-# epoll_wait(), one timerfd and signalfds.
+# Chapter 06: kqueue. On Linux echo-kqueue and kq-tour run on
+# common/kqueue-linux (whose own tests are tests/common/kqueue-linux.bats), so
+# under them the kernel sees epoll_wait(), one timerfd, signalfds and eventfds.
 
 load ../helpers/common
 load ../helpers/echo_suite
@@ -15,6 +15,39 @@ setup() {
 # half-close, never-reading client, fd limit, fd growth, idle connections,
 # SIGTERM, faults) run from suite-echo-kqueue.bats, generated from
 # tests/suite/servers.txt by make suite. What follows is echo-kqueue's own.
+
+# ---- the demo: kq-tour ------------------------------------------------------------
+
+@test "kq-tour: EV_ONESHOT deletes the knote after one event; EV_DISPATCH disables it and EV_ENABLE re-arms it" {
+    run timeout 60 "$(chapter_bin kq-tour)"
+    assert_success
+    assert_output --partial "a byte in a pipe: 1 event, flags with EV_ONESHOT"
+    assert_output --partial "another byte: 0 events; EV_DELETE then: ENOENT, the knote is gone"
+    assert_output --partial "a byte: 1 event; another byte: 0 events (disabled by the first)"
+    assert_output --partial "EV_ENABLE: 1 event at once, data 2 (both bytes), udata kept: yes"
+    assert_output --partial "EV_DELETE: 0, the knote was still there"
+    assert_output --partial "every step behaved as described"
+}
+
+@test "kq-tour: EVFILT_USER wakes a thread asleep in kevent(), once per trigger with EV_CLEAR; a timer's events carry EV_CLEAR; EV_ERROR needs room" {
+    run timeout 60 "$(chapter_bin kq-tour)"
+    assert_success
+    assert_output --partial "thread B asleep in kevent(); thread A triggers it: B returns 1 event, fflags 0x5 (A's reasons)"
+    assert_output --partial "with EV_CLEAR, two triggers: reported by 1 of 3 calls"
+    assert_output --partial "without EV_CLEAR, one trigger: reported by 3 of 3 calls; a change with EV_CLEAR: 0 of 1"
+    assert_output --partial "EV_ADD of a 10 ms timer, flags EV_ADD only: its event's flags have EV_CLEAR"
+    assert_output --partial "EV_DELETE of a timer never added, room for 1 event: kevent() = 1, flags EV_ERROR, data ENOENT"
+    assert_output --partial "the same with nevents 0: kevent() = -1, errno ENOENT"
+}
+
+@test "kq-tour: an argument is a usage error (exit 2); -h exits 0" {
+    run "$(chapter_bin kq-tour)" extra
+    assert_failure 2
+    assert_output --partial "usage: kq-tour"
+    run "$(chapter_bin kq-tour)" -h
+    assert_success
+    assert_output --partial "usage: kq-tour"
+}
 
 # ---- the event loop -----------------------------------------------------------
 
