@@ -8,15 +8,9 @@
 load ../helpers/common
 load ../helpers/echo_suite
 load ../helpers/wine
+load exercise
 
-setup_file() { wine_setup_file; }
-teardown_file() { wine_teardown_file; }
-
-setup() {
-    wine_require
-    SERVER_CMD=("$WINE" "$(impl_bin accept-repost echo-iocp.exe)" -w 2)
-    export CLIENT_TIMEOUT=5
-}
+setup() { iocp_exercise_setup accept-repost 5; }
 
 @test "accept-repost: 40 clients one after another, more than the 16 accept slots: the 17th and after are served too" {
     local i out

@@ -6,17 +6,11 @@
 load ../helpers/common
 load ../helpers/echo_suite
 load ../helpers/wine
+load exercise
 
-setup_file() { wine_setup_file; }
-teardown_file() { wine_teardown_file; }
-
-setup() {
-    wine_require
-    SERVER_CMD=("$WINE" "$(impl_bin iocp-dispatch echo-iocp.exe)" -w 2)
-    # A working server echoes these payloads in well under a second; a
-    # dispatch that stalls a connection should fail in seconds, not minutes.
-    export CLIENT_TIMEOUT=10
-}
+# A working server echoes these payloads in well under a second; a
+# dispatch that stalls a connection should fail in seconds, not minutes.
+setup() { iocp_exercise_setup iocp-dispatch 10; }
 
 require_all_freed() {
     grep -q '^echo-iocp: [0-9]* connections served, 0 still allocated' "$SERVER_ERR" ||

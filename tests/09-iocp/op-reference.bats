@@ -8,15 +8,9 @@
 load ../helpers/common
 load ../helpers/echo_suite
 load ../helpers/wine
+load exercise
 
-setup_file() { wine_setup_file; }
-teardown_file() { wine_teardown_file; }
-
-setup() {
-    wine_require
-    SERVER_CMD=("$WINE" "$(impl_bin op-reference echo-iocp.exe)" -w 2)
-    export CLIENT_TIMEOUT=10
-}
+setup() { iocp_exercise_setup op-reference 10; }
 
 @test "op-reference: a connection lives through many operations, each holding its reference: 5 messages in turn" {
     local a i

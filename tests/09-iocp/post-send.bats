@@ -7,15 +7,9 @@
 load ../helpers/common
 load ../helpers/echo_suite
 load ../helpers/wine
+load exercise
 
-setup_file() { wine_setup_file; }
-teardown_file() { wine_teardown_file; }
-
-setup() {
-    wine_require
-    SERVER_CMD=("$WINE" "$(impl_bin post-send echo-iocp.exe)" -w 2)
-    export CLIENT_TIMEOUT=10
-}
+setup() { iocp_exercise_setup post-send 10; }
 
 @test "post-send: messages on one connection come back in turn, and every connection is freed at exit" {
     local a
