@@ -175,8 +175,9 @@ static void eventfd_open(struct opened *o)
     o->nkeep = 0;
 }
 
-/* FreeBSD: the counter. The layer cannot read it without reading it, and
- * FIONREAD refuses an eventfd: 0 (a documented difference). */
+/* FreeBSD: the counter (filt_eventfdread() in sys/kern/sys_eventfd.c). The
+ * layer cannot see it without reading it, and FIONREAD refuses an eventfd:
+ * 0 (a documented difference). */
 static int64_t eventfd_count(const struct opened *o)
 {
     (void)o;
