@@ -24,6 +24,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "latency.h"
 #include "net.h"
 
@@ -85,20 +86,20 @@ static double disk__timed_reads(int fd, void *buf, const off_t *off, size_t n, i
     if (!t)
         net_die(ENOMEM, "malloc(%zu timings)", n);
     for (size_t i = 0; i < n; i++) {
-        uint64_t t0;
+        int64_t t0;
         ssize_t got;
 
         if (drop_first) {
             /* The whole file, not just this block: the page cache may hold
              * it in large folios, and DONTNEED only drops whole folios. */
             posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-            t0 = bench_now_ns();
+            t0 = clock_now_ns();
         } else {
-            t0 = bench_now_ns();
+            t0 = clock_now_ns();
         }
         while ((got = pread(fd, buf, DISK_BLOCK, off[i])) < 0 && errno == EINTR)
             ;
-        t[i] = (double)(bench_now_ns() - t0);
+        t[i] = (double)(clock_now_ns() - t0);
         if (got != DISK_BLOCK) {
             int err = got < 0 ? errno : EIO;
             free(t);

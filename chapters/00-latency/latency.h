@@ -2,7 +2,8 @@
  *
  * Each measurement lives in its own file (chase.c, kernel.c, stack.c, disk.c,
  * loopback.c) and returns nanoseconds, or bytes for the memory figures. The
- * timing helpers below are the only clock the program uses.
+ * timing helpers below, on common/clock.h's clock_now_ns(), are the only
+ * clock the program uses.
  */
 #ifndef LATENCY_H
 #define LATENCY_H
@@ -18,9 +19,8 @@ struct lat_cfg {
     const char *dir; /* -d: where the file for the disk figures goes */
 };
 
-/* --- bench.c: the clock, medians, a small random generator --- */
+/* --- bench.c: medians, timed batches, a small random generator --- */
 
-uint64_t bench_now_ns(void);
 double bench_median(double *values, size_t n); /* sorts values in place */
 
 /* Runs fn(ctx, iters) `reps` times, times each run, returns the median of the

@@ -19,12 +19,13 @@
  * To see the disk wait, drop the page cache first (root):
  *     sync; echo 3 > /proc/sys/vm/drop_caches; build/chapters/01-blocking/file-readiness FILE
  */
+#include "clock.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/epoll.h>
@@ -33,14 +34,6 @@
 #define READ_SIZE (64 * 1024)
 
 static char readiness__buf[READ_SIZE];
-
-static double now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static void show_poll(int fd, short events)
 {
@@ -59,7 +52,7 @@ static void show_poll(int fd, short events)
 
 static void show_nonblocking_read(int fd, const char *label)
 {
-    double start = now_ms();
+    int64_t start = clock_now_ns();
     ssize_t n;
 
     do {
@@ -69,7 +62,8 @@ static void show_nonblocking_read(int fd, const char *label)
         printf("  read(%s, O_NONBLOCK): -1 %s (%s)\n", label, strerror(errno),
                errno == EAGAIN ? "EAGAIN" : "error");
     else
-        printf("  read(%s, O_NONBLOCK): %zd bytes in %.3f ms\n", label, n, now_ms() - start);
+        printf("  read(%s, O_NONBLOCK): %zd bytes in %.3f ms\n", label, n,
+               (double)(clock_now_ns() - start) / 1e6);
 }
 
 static void show_epoll(int fd)

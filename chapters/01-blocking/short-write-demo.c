@@ -22,6 +22,7 @@
  *     make -C chapters/01-blocking
  *     build/chapters/01-blocking/short-write-demo
  */
+#include "clock.h"
 #include "net.h"
 
 #include <errno.h>
@@ -31,7 +32,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
 
 #define DEMO_WRITE_SIZE (16 * 1024 * 1024)
@@ -74,14 +74,6 @@ static void demo__timer(int seconds)
     setitimer(ITIMER_REAL, &it, NULL);
 }
 
-static double demo__now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* A loopback TCP connection with small buffers: `writer` sends, `peer` never reads. */
 static int demo__connect_pair(int *writer, int *peer)
 {
@@ -122,10 +114,10 @@ close_listener:
 /* snippet: timed-write */
 static ssize_t demo_write(int fd, const char *buf, const char *why_short)
 {
-    double start = demo__now();
+    double start = clock_now_s();
     ssize_t n = write(fd, buf, DEMO_WRITE_SIZE); /* blocks: the peer never reads */
     int err = errno;
-    double took = demo__now() - start;
+    double took = clock_now_s() - start;
 
     if (n >= 0)
         printf("  write(fd=%d, %d bytes) returned %zd after %.2f s: %s\n", fd, DEMO_WRITE_SIZE, n,

@@ -30,6 +30,7 @@
  *
  * Exit status: 0 measured and the server exited 0, 1 a failure, 2 bad arguments.
  */
+#include "clock.h"
 #include "net.h"
 
 #include <errno.h>
@@ -44,7 +45,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define COST_MAX_STEPS  16
@@ -207,16 +207,14 @@ static int server_spawn(const struct cost_opts *o, pid_t *pid)
  * thread going to sleep, for instance in read() with no data). */
 static int server_stop(pid_t pid, double *ms, struct rusage *ru)
 {
-    struct timespec t0, t1;
+    int64_t t0 = clock_now_ns();
     int status;
 
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     kill(pid, SIGTERM);
     for (int i = 0; i < COST_TIMEOUT_MS / 10; i++) {
         pid_t r = wait4(pid, &status, WNOHANG, ru);
         if (r == pid) {
-            clock_gettime(CLOCK_MONOTONIC, &t1);
-            *ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+            *ms = (double)(clock_now_ns() - t0) / 1e6;
             return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         }
         usleep(10000);

@@ -24,6 +24,7 @@
  * Every step checks that the kernel did what the text says; if it did not,
  * the program says so and exits 1.
  */
+#include "clock.h"
 #include "net.h"
 
 #include <errno.h>
@@ -36,7 +37,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #define CHUNK      (64 * 1024)
@@ -44,14 +44,6 @@
 #define FILE_BYTES (1024 * 1024)
 
 static char chunk[CHUNK];
-
-static long long now_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
-}
 
 static _Noreturn __attribute__((format(printf, 1, 2))) void unexpected(const char *fmt, ...)
 {
@@ -89,10 +81,10 @@ static int writable_within(int fd, int ms)
 static void step_read_empty(int fd)
 {
     char byte;
-    long long t0 = now_us();
+    long long t0 = clock_now_us();
     ssize_t n = read(fd, &byte, 1);
     int err = errno;
-    long long took = now_us() - t0;
+    long long took = clock_now_us() - t0;
 
     if (n != -1 || err != EAGAIN)
         unexpected("read() on an empty non-blocking socket returned %zd (%s)", n,
@@ -192,7 +184,7 @@ static void step_connect(int port, int expect_err)
     if (fd < 0)
         net_die(errno, "socket()");
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    t0 = now_us();
+    t0 = clock_now_us();
     if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno != EINPROGRESS)
         unexpected("non-blocking connect(127.0.0.1:%d) did not return EINPROGRESS", port);
     printf("  connect(fd=%d, 127.0.0.1:%d) = -1 %s: the handshake goes on without us\n", fd, port,
@@ -200,8 +192,8 @@ static void step_connect(int port, int expect_err)
     ok = writable_within(fd, 5000);
     if (!ok || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
         unexpected("the connecting socket did not become writable within 5 s");
-    printf("  poll(POLLOUT): writable after %lld us; getsockopt(SO_ERROR) = %s\n", now_us() - t0,
-           err ? errname(err) : "0 (connected)");
+    printf("  poll(POLLOUT): writable after %lld us; getsockopt(SO_ERROR) = %s\n",
+           clock_now_us() - t0, err ? errname(err) : "0 (connected)");
     close(fd);
     if (err != expect_err)
         unexpected("SO_ERROR was %s, expected %s", errname(err), errname(expect_err));
@@ -259,20 +251,20 @@ static void step_regular_file(const char *dir)
     in = resident_pages(p.fd, FILE_BYTES);
     fcntl(p.fd, F_SETFL, O_NONBLOCK); /* accepted, and ignored for regular files */
 
-    t0 = now_us();
+    t0 = clock_now_us();
     n = poll(&p, 1, 5000);
     printf("  poll(file, POLLIN|POLLOUT, 5 s) = %d, revents%s%s, after %lld us; %zu of %d pages\n"
            "  of the file were in memory (%s)\n",
            n, p.revents & POLLIN ? " POLLIN" : "", p.revents & POLLOUT ? " POLLOUT" : "",
-           now_us() - t0, in, FILE_BYTES / 4096, dir);
+           clock_now_us() - t0, in, FILE_BYTES / 4096, dir);
     if (n != 1 || (p.revents & (POLLIN | POLLOUT)) != (POLLIN | POLLOUT))
         unexpected("poll() on a regular file did not report it ready at once");
     for (int i = 0; i < 2; i++) {
-        t0 = now_us();
+        t0 = clock_now_us();
         if (pread(p.fd, chunk, CHUNK, 0) != CHUNK)
             net_die(errno, "pread(%s)", path);
         printf("  pread(file, %d) %s took %lld us: %s\n", CHUNK, i ? "again" : "then",
-               now_us() - t0,
+               clock_now_us() - t0,
                i ? "from memory this time" : "O_NONBLOCK or not, it never says EAGAIN");
     }
     close(p.fd);

@@ -16,6 +16,7 @@
  * skipped with the reason. select() is timed only while every fd is below
  * FD_SETSIZE (1024).
  */
+#include "clock.h"
 #include "net.h"
 
 #include <errno.h>
@@ -28,7 +29,6 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define FD_MARGIN 16 /* fds a process needs besides the connections */
@@ -41,14 +41,6 @@ struct opts {
     int batch_ms; /* length of one timed batch of calls */
     int runs;     /* batches per measurement; the fastest one is reported */
 };
-
-static long long now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /* Raise the soft fd limit as far as the hard limit allows; return it. */
 static long fd_limit_raise(void)
@@ -92,11 +84,11 @@ static double time_poll(struct pollfd *pfds, int n, const struct opts *o)
     long calls = 1;
 
     for (int run = -1; run < o->runs; run++) { /* run -1 only sizes the batch */
-        long long t0 = now_ns(), dt;
+        long long t0 = clock_now_ns(), dt;
         for (long i = 0; i < calls; i++)
             if (poll(pfds, (nfds_t)n, 0) != 1)
                 net_die(errno ? errno : EIO, "poll(%d fds) did not report the one ready fd", n);
-        dt = now_ns() - t0;
+        dt = clock_now_ns() - t0;
         if (run < 0) {
             calls = (long)((double)o->batch_ms * 1e6 / ((double)dt + 1));
             calls = calls < 10 ? 10 : calls;
@@ -127,7 +119,7 @@ static double time_select(const struct pollfd *pfds, int n, const struct opts *o
         maxfd = pfds[i].fd > maxfd ? pfds[i].fd : maxfd;
     }
     for (int run = -1; run < o->runs; run++) {
-        long long t0 = now_ns(), dt;
+        long long t0 = clock_now_ns(), dt;
         for (long i = 0; i < calls; i++) {
             struct timeval zero = {0, 0}; /* select() may change it: reset each time */
             rd = tmpl;
@@ -135,7 +127,7 @@ static double time_select(const struct pollfd *pfds, int n, const struct opts *o
                 net_die(errno ? errno : EIO, "select(nfds=%d) did not report the ready fd",
                         maxfd + 1);
         }
-        dt = now_ns() - t0;
+        dt = clock_now_ns() - t0;
         if (run < 0) {
             calls = (long)((double)o->batch_ms * 1e6 / ((double)dt + 1));
             calls = calls < 10 ? 10 : calls;

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 int cp_error(const char *fmt, ...)
@@ -91,13 +90,6 @@ void cp_close(struct cp *cp)
         close(cp->out);
     if (cp->in >= 0)
         close(cp->in);
-}
-
-double cp_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 void cp_report(const struct cp *cp, double seconds)

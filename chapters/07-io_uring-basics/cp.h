@@ -50,8 +50,7 @@ int cp_open(struct cp *cp);
 void cp_close(struct cp *cp);
 /* Register the buffers with the kernel (-f). 0, or -1 (reported). */
 int cp_register_buffers(struct cp *cp);
-/* Seconds on a monotonic clock; and the -v statistics. */
-double cp_now(void);
+/* The -v statistics, for a copy that took `seconds`. */
 void cp_report(const struct cp *cp, double seconds);
 
 #endif

@@ -13,6 +13,7 @@
  * has read it. Exit 0 when both files arrived whole, 1 otherwise, 3 after
  * -t seconds.
  */
+#include "clock.h"
 #include "net.h"
 
 #include <errno.h>
@@ -22,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 struct probe {
@@ -33,14 +33,6 @@ struct probe {
     long long bytes;     /* body bytes received for this reply */
     long long sent_ns;
 };
-
-static long long now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static void on_alarm(int sig)
 {
@@ -62,7 +54,7 @@ static void probe_send(struct probe *pr, const char *path)
     pr->hlen = 0;
     pr->body_left = -1;
     pr->bytes = 0;
-    pr->sent_ns = now_ns();
+    pr->sent_ns = clock_now_ns();
     if ((err = net_write_all(pr->fd, req, (size_t)n)) < 0)
         net_die((int)-err, "write(GET %s)", path);
 }
@@ -162,7 +154,7 @@ int main(int argc, char **argv)
         probe_send(&f, fast);
         while (!probe_on_readable(&f, fast))
             ;
-        base[i] = now_ns() - f.sent_ns;
+        base[i] = clock_now_ns() - f.sent_ns;
     }
     qsort(base, 5, sizeof(base[0]), cmp_ll);
     printf("fast request alone: %.2f ms (median of 5), %lld bytes\n", (double)base[2] / 1e6,
@@ -170,10 +162,10 @@ int main(int argc, char **argv)
 
     /* snippet: probe */
     probe_send(&s, slow);
-    next_fast = now_ns() + 20 * 1000000LL; /* give the server time to start on SLOW */
+    next_fast = clock_now_ns() + 20 * 1000000LL; /* give the server time to start on SLOW */
     while (slow_ns == 0 || fast_busy) {
         struct pollfd pf[2] = {{s.fd, POLLIN, 0}, {f.fd, POLLIN, 0}};
-        long long now = now_ns();
+        long long now = clock_now_ns();
         int wait_ms = fast_busy || slow_ns ? 1000 : (int)((next_fast - now) / 1000000);
 
         if (!fast_busy && slow_ns == 0 && now >= next_fast) {
@@ -186,13 +178,13 @@ int main(int argc, char **argv)
             net_die(errno, "poll");
         if (!slow_ns && (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
             probe_on_readable(&s, slow))
-            slow_ns = now_ns() - s.sent_ns;
+            slow_ns = clock_now_ns() - s.sent_ns;
         if (fast_busy && (pf[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
             probe_on_readable(&f, fast)) {
             if (nlat < (int)(sizeof(lat) / sizeof(lat[0])))
-                lat[nlat++] = now_ns() - f.sent_ns;
+                lat[nlat++] = clock_now_ns() - f.sent_ns;
             fast_busy = false;
-            next_fast = now_ns() + gap_ms * 1000000LL;
+            next_fast = clock_now_ns() + gap_ms * 1000000LL;
         }
     }
     /* end snippet */

@@ -11,6 +11,7 @@
  *     build/chapters/10-threadpool/pool-starve               # 2 threads: starved
  *     build/chapters/10-threadpool/pool-starve -w 12         # enough threads
  */
+#include "clock.h"
 #include "net.h"
 #include "pool.h"
 
@@ -48,7 +49,7 @@ static void on_done(struct pool_job *pj, int status)
 
     (void)status;
     j->wait_ns = pj->started_ns - pj->queued_ns;
-    j->done_ns = pool_now_ns();
+    j->done_ns = clock_now_ns();
     jobs_done++;
 }
 
@@ -115,12 +116,12 @@ int main(int argc, char **argv)
     printf("%8s %5s %5s %7s %12s %12s %5s\n", "t ms", "busy", "idle", "queued", "oldest ms",
            "longest ms", "done");
 
-    t0 = pool_now_ns();
+    t0 = clock_now_ns();
     cpu0 = cpu_ns();
     next_submit = next_tick = t0;
     /* snippet: watch */
     while (jobs_done < njobs) {
-        long long now = pool_now_ns(), wake;
+        long long now = clock_now_ns(), wake;
         while (submitted < njobs && now >= next_submit) {
             jobs[submitted].block_ns = block_ms * 1000000LL;
             if ((err = pool_submit(&p, &jobs[submitted].pj, blocking_work, on_done)) < 0)
@@ -137,13 +138,13 @@ int main(int argc, char **argv)
             next_tick += tick_ms * 1000000LL;
         }
         wake = submitted < njobs && next_submit < next_tick ? next_submit : next_tick;
-        int ms = (int)((wake - pool_now_ns()) / 1000000) + 1;
+        int ms = (int)((wake - clock_now_ns()) / 1000000) + 1;
         if (epoll_wait(ep, &out, 1, ms > 0 ? ms : 0) > 0)
             pool_drain(&p);
     }
     /* end snippet */
 
-    double wall = (double)(pool_now_ns() - t0) / 1e6, cpu = (double)(cpu_ns() - cpu0) / 1e6;
+    double wall = (double)(clock_now_ns() - t0) / 1e6, cpu = (double)(cpu_ns() - cpu0) / 1e6;
     for (long i = 0; i < njobs; i++)
         waits[i] = jobs[i].wait_ns;
     qsort(waits, (size_t)njobs, sizeof(*waits), cmp_ll);

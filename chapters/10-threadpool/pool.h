@@ -50,7 +50,7 @@ struct pool_job {
     pool_work_fn work;
     pool_done_fn done;
     struct pool_job *next; /* link in the submit queue, then in the done list */
-    long long queued_ns;   /* CLOCK_MONOTONIC when submitted */
+    long long queued_ns;   /* clock_now_ns() when submitted (common/clock.h) */
     long long started_ns;  /* when a thread took it (0: never ran) */
 };
 /* end snippet */
@@ -122,8 +122,6 @@ enum pool_stop {
  * ones included, and release everything. Every submitted job gets exactly one
  * done call by the time this returns. */
 void pool_shutdown(struct pool *p, enum pool_stop how);
-
-long long pool_now_ns(void);
 
 /* ---- the completion hand-off (handoff.c), used by pool.c ------------------ */
 

@@ -29,6 +29,7 @@
  *     build/chapters/10-threadpool/sync-over-async -m wait -w 1 # one scenario: exit 1 if it
  * stalled
  */
+#include "clock.h"
 #include "net.h"
 #include "pool.h"
 
@@ -177,7 +178,7 @@ static bool run(const struct opts *o)
     struct epoll_event ev = {.events = EPOLLIN}, out;
     struct pool p;
     struct pool_stats st;
-    long long t0 = pool_now_ns(), last_progress = t0, deadline;
+    long long t0 = clock_now_ns(), last_progress = t0, deadline;
     uint64_t last_completed = 0;
     bool stalled = false, reported = false;
     int ep, finished = 0, err;
@@ -221,15 +222,15 @@ static bool run(const struct opts *o)
         finished = 0;
         for (long i = 0; i < o->requests; i++)
             finished += reqs[i].finished;
-        if (finished == o->requests || pool_now_ns() > deadline)
+        if (finished == o->requests || clock_now_ns() > deadline)
             break;
         if (epoll_wait(ep, &out, 1, 20) > 0)
             pool_drain(&p);
         pool_get_stats(&p, &st);
         if (st.completed != last_completed || st.queued == 0) {
             last_completed = st.completed;
-            last_progress = pool_now_ns();
-        } else if (!reported && pool_now_ns() - last_progress > o->detect_ms * 1000000LL) {
+            last_progress = clock_now_ns();
+        } else if (!reported && clock_now_ns() - last_progress > o->detect_ms * 1000000LL) {
             printf("  stall detected after %ld ms without progress: threads %d, busy %d, idle %d, "
                    "queued %zu, oldest queued %.0f ms, completed %llu\n",
                    o->detect_ms, st.threads, st.busy, st.idle, st.queued,
@@ -246,7 +247,7 @@ static bool run(const struct opts *o)
             stalled = true;
         }
     printf("  %d of %ld requests complete after %.0f ms: %s\n", finished, o->requests,
-           (double)(pool_now_ns() - t0) / 1e6,
+           (double)(clock_now_ns() - t0) / 1e6,
            stalled ? "STALLED (a deadlock, broken only by the timeout)" : "no stall");
     fflush(stdout);
     close(ep);

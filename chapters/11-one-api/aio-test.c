@@ -26,10 +26,11 @@
  *
  * The same checks run on Windows: win/Makefile builds aio-test.exe on the
  * IOCP backend, and the chapter's tests run it under Wine. The few things
- * that differ (Winsock, a temporary file, the clock) are the small
+ * that differ (Winsock, a temporary file, sleeping) are the small
  * functions just below, one version for each system.
  */
 #include "aio/cio.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -43,7 +44,6 @@ typedef SOCKET sock; /* cio.h brought in chapter 09's win.h, and with it Winsock
 #include "net.h"
 #include <fcntl.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 typedef int sock;
 #endif
@@ -72,15 +72,6 @@ static long long t0;
 /* ---- what differs between POSIX and Windows ---------------------------------- */
 
 #ifdef _WIN32
-static long long now_ms(void)
-{
-    LARGE_INTEGER freq, now; /* GetTickCount64() ticks in 10-16 ms steps */
-
-    QueryPerformanceFrequency(&freq);
-    QueryPerformanceCounter(&now);
-    return now.QuadPart * 1000 / freq.QuadPart;
-}
-
 static void sleep_ms(int ms)
 {
     Sleep((DWORD)ms);
@@ -171,14 +162,6 @@ static void file_close(cio_fd fd)
     CloseHandle((HANDLE)fd);
 }
 #else
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 static void sleep_ms(int ms)
 {
     usleep((useconds_t)ms * 1000);
@@ -263,7 +246,7 @@ static void on_done(struct cio *a, struct cio_op *op)
     (void)a;
     s->calls++;
     s->order = ++completed;
-    s->at_ms = now_ms() - t0;
+    s->at_ms = clock_now_ms() - t0;
 }
 
 static struct cio *open_loop(void)
@@ -283,10 +266,10 @@ static struct cio *open_loop(void)
 /* Run the loop until no op is in flight, or limit_ms have passed. */
 static void run_until_idle(struct cio *a, int limit_ms)
 {
-    long long end = now_ms() + limit_ms;
+    long long end = clock_now_ms() + limit_ms;
 
-    while (cio_in_flight(a) > 0 && now_ms() < end)
-        if (cio_run(a, (int)(end - now_ms())) < 0)
+    while (cio_in_flight(a) > 0 && clock_now_ms() < end)
+        if (cio_run(a, (int)(end - clock_now_ms())) < 0)
             break;
     CHECK(cio_in_flight(a) == 0, "%u ops still in flight after %d ms", cio_in_flight(a), limit_ms);
 }
@@ -294,10 +277,10 @@ static void run_until_idle(struct cio *a, int limit_ms)
 /* Run the loop for about ms, whatever completes. */
 static void run_for(struct cio *a, int ms)
 {
-    long long end = now_ms() + ms;
+    long long end = clock_now_ms() + ms;
 
-    while (now_ms() < end)
-        cio_run(a, (int)(end - now_ms()));
+    while (clock_now_ms() < end)
+        cio_run(a, (int)(end - clock_now_ms()));
 }
 
 static void submit(struct cio *a, struct cio_op *op)
@@ -315,7 +298,7 @@ static void test_timers(struct cio *a)
     struct cio_op ops[5];
     struct seen seen[5] = {{0}};
 
-    t0 = now_ms();
+    t0 = clock_now_ms();
     for (int i = 0; i < 5; i++) {
         ops[i] = (struct cio_op){.kind = CIO_TIMEOUT,
                                  .timeout_ms = i < 4 ? ms[i] : 150,
@@ -378,7 +361,7 @@ static void test_cancel(struct cio *a)
     recv.fd = (cio_fd)server;
     recv.user_data = &seen;
     memset(buf, 0xAA, sizeof(buf));
-    t0 = now_ms();
+    t0 = clock_now_ms();
     submit(a, &recv);
     run_for(a, 100); /* nothing to receive: it stays in flight */
     CHECK(seen.calls == 0, "a recv with nothing to receive completed (res %d)", recv.res);
@@ -435,14 +418,14 @@ static void test_big_send(struct cio *a, sock client, cio_fd server)
     unsigned char *out = malloc(n), chunk[65536];
     struct cio_op send = {.kind = CIO_SEND, .fd = server, .buf = out, .len = n, .cb = on_done};
     struct seen seen = {0};
-    long long end = now_ms() + 30000;
+    long long end = clock_now_ms() + 30000;
 
     for (size_t i = 0; i < n; i++)
         out[i] = (unsigned char)(i * 131 + 7);
     send.user_data = &seen;
     submit(a, &send);
     sock_nonblocking(client);
-    while ((seen.calls == 0 || got < n) && now_ms() < end) {
+    while ((seen.calls == 0 || got < n) && clock_now_ms() < end) {
         int r = sock_read(client, chunk, sizeof(chunk));
         for (int i = 0; i < r; i++)
             bad += chunk[i] != (unsigned char)((got + (size_t)i) * 131 + 7);
@@ -527,10 +510,10 @@ enum { POOL = 4, PAIRS = POOL + 1 };
 /* Run the loop until *calls reaches n, or limit_ms have passed. */
 static void run_until_calls(struct cio *a, const int *calls, int n, int limit_ms)
 {
-    long long end = now_ms() + limit_ms;
+    long long end = clock_now_ms() + limit_ms;
 
-    while (*calls < n && now_ms() < end)
-        cio_run(a, (int)(end - now_ms()));
+    while (*calls < n && clock_now_ms() < end)
+        cio_run(a, (int)(end - clock_now_ms()));
 }
 
 static void pool_recv(struct cio *a, struct cio_op *op, sock fd, struct seen *seen)

@@ -19,6 +19,7 @@
  * which also saves and restores the signal mask with a system call
  * (rt_sigprocmask): `strace -c -e trace=rt_sigprocmask` shows them.
  */
+#include "clock.h"
 #include "coro.h"
 #include "fiber.h"
 #include "net.h"
@@ -28,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 struct cost_opts {
@@ -86,14 +86,6 @@ static long rss_bytes(void)
     return resident * sysconf(_SC_PAGESIZE);
 }
 
-static double now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -111,10 +103,10 @@ static double time_stackless(struct tick_co **cos, long n, const struct cost_opt
     double t[16] = {0}; /* runs: at most 15 (-k) */
 
     for (long k = 0; k < o->runs; k++) {
-        double t0 = now_ns();
+        int64_t t0 = clock_now_ns();
         for (long r = 0, i = 0; r < o->rounds; r++, i = i + 1 == n ? 0 : i + 1)
             resume_stackless(cos[i]);
-        t[k] = (now_ns() - t0) / (double)o->rounds;
+        t[k] = (double)(clock_now_ns() - t0) / (double)o->rounds;
     }
     qsort(t, (size_t)o->runs, sizeof(t[0]), cmp_double);
     return t[o->runs / 2];
@@ -125,10 +117,10 @@ static double time_stackful(struct tick_fiber **fs, long n, const struct cost_op
     double t[16] = {0}; /* runs: at most 15 (-k) */
 
     for (long k = 0; k < o->runs; k++) {
-        double t0 = now_ns();
+        int64_t t0 = clock_now_ns();
         for (long r = 0, i = 0; r < o->rounds; r++, i = i + 1 == n ? 0 : i + 1)
             fiber_resume(&fs[i]->fiber);
-        t[k] = (now_ns() - t0) / (double)o->rounds;
+        t[k] = (double)(clock_now_ns() - t0) / (double)o->rounds;
     }
     qsort(t, (size_t)o->runs, sizeof(t[0]), cmp_double);
     return t[o->runs / 2];

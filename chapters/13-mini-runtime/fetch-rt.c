@@ -14,6 +14,7 @@
  * to stderr. Only http:// with a numeric IPv4 address. Exit 0 when every
  * URL got a response whose body matched its Content-Length, 1 otherwise.
  */
+#include "clock.h"
 #include "http-req.h"
 #include "rt.h"
 
@@ -44,7 +45,7 @@ static void fetch_step(void *frame)
     struct rt *rt = co->task.f.rt;
 
     RT_BEGIN(co);
-    co->ms = rt_now_ms();
+    co->ms = clock_now_ms();
     RT_AWAIT(co, rt_connect(rt, co->host, co->port, co->task.token), co->fd);
     if (co->fd < 0)
         RT_RETURN(co, co->fd);
@@ -65,7 +66,7 @@ static void fetch_step(void *frame)
             co->len += (size_t)co->n;
     }
     rt_close(rt, (int)co->fd);
-    co->ms = rt_now_ms() - co->ms;
+    co->ms = clock_now_ms() - co->ms;
     RT_RETURN(co, co->n);
     ASYNC_END(&co->task);
 }
@@ -158,7 +159,7 @@ int main(int argc, char **argv)
     tok = rt_token_new(rt, rt_root_token(rt));
     if (timeout_ms > 0)
         rt_token_cancel_after(tok, (unsigned)timeout_ms);
-    t0 = rt_now_ms();
+    t0 = clock_now_ms();
     for (int i = 0; i < n; i++) {
         f[i] = RT_TASK_NEW(rt, struct fetch, fetch_step);
         if (fetch_parse_url(f[i], argv[optind + i]) < 0) {
@@ -181,7 +182,7 @@ int main(int argc, char **argv)
         rt_future_release(fut[i]);
     }
     fprintf(report, "%d URLs fetched %s in %lld ms, %d failed\n", n,
-            sequential ? "one by one" : "at once", (long long)(rt_now_ms() - t0), failed);
+            sequential ? "one by one" : "at once", (long long)(clock_now_ms() - t0), failed);
     rt_token_free(tok);
     rt_destroy(rt);
     return failed ? 1 : 0;

@@ -14,6 +14,7 @@
  * other task waits for it. On the pool (rt_run_blocking) the loop stays
  * free and the ticker stays on time.
  */
+#include "clock.h"
 #include "rt.h"
 
 #include <errno.h>
@@ -39,13 +40,13 @@ static void ticker_step(void *frame)
 
     RT_BEGIN(co);
     for (;;) {
-        co->due = rt_now_ms() + TICK_MS;
+        co->due = clock_now_ms() + TICK_MS;
         RT_AWAIT(co, rt_delay(co->task.f.rt, TICK_MS, co->task.token), co->res);
         if (co->res < 0)
             break;
         ticks++;
-        if (rt_now_ms() - co->due > max_late_ms)
-            max_late_ms = rt_now_ms() - co->due;
+        if (clock_now_ms() - co->due > max_late_ms)
+            max_late_ms = clock_now_ms() - co->due;
     }
     RT_RETURN(co, 0);
     ASYNC_END(&co->task);
@@ -91,7 +92,7 @@ static int stall(struct rt *rt, bool offload)
     struct ticker *t = RT_TASK_NEW(rt, struct ticker, ticker_step);
     struct worker *w = RT_TASK_NEW(rt, struct worker, worker_step);
     struct rt_future *tf;
-    int64_t t0 = rt_now_ms();
+    int64_t t0 = clock_now_ms();
 
     tf = rt_task_start(&t->task, tok);
     w->offload = offload;
@@ -102,7 +103,7 @@ static int stall(struct rt *rt, bool offload)
     printf("%s: %d calls of %d ms took %lld ms; the %d ms ticker ticked %ld times, "
            "late by up to %ld ms\n",
            offload ? "on the pool (rt_run_blocking)" : "blocking in a task", CALLS, CALL_MS,
-           (long long)(rt_now_ms() - t0), TICK_MS, ticks, max_late_ms);
+           (long long)(clock_now_ms() - t0), TICK_MS, ticks, max_late_ms);
     printf("max-late-ms %ld\n", max_late_ms);
     return 0;
 }

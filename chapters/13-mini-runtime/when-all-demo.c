@@ -12,6 +12,7 @@
  * network: one thread, no thread per fetch, and the three waits overlap
  * because none of them blocks the loop.
  */
+#include "clock.h"
 #include "rt.h"
 
 #include <errno.h>
@@ -63,20 +64,20 @@ static void demo_step(void *frame)
     struct rt *rt = co->task.f.rt;
 
     RT_BEGIN(co);
-    co->t0 = rt_now_ms();
+    co->t0 = clock_now_ms();
     for (co->i = 0; co->i < 3; co->i++) { /* await each before starting the next */
         RT_AWAIT(co, fetch_async(rt, names[co->i], delays[co->i], NULL), co->res);
         co->total += co->res;
     }
-    co->sequential_ms = rt_now_ms() - co->t0;
+    co->sequential_ms = clock_now_ms() - co->t0;
 
-    co->t0 = rt_now_ms();
+    co->t0 = clock_now_ms();
     for (co->i = 0; co->i < 3; co->i++) /* start all three, then await them together */
         co->f[co->i] = fetch_async(rt, names[co->i], delays[co->i], NULL);
     RT_AWAIT(co, rt_when_all(rt, co->f, 3), co->res);
     for (co->i = 0; co->i < 3; co->i++)
         co->total += rt_future_take(co->f[co->i]);
-    co->when_all_ms = rt_now_ms() - co->t0;
+    co->when_all_ms = clock_now_ms() - co->t0;
     RT_RETURN(co, co->res);
     ASYNC_END(&co->task);
 }
@@ -102,7 +103,7 @@ static void any_step(void *frame)
     struct rt *rt = co->task.f.rt;
 
     RT_BEGIN(co);
-    co->t0 = rt_now_ms();
+    co->t0 = clock_now_ms();
     co->tok = rt_token_new(rt, NULL);
     for (co->i = 0; co->i < 3; co->i++)
         co->f[co->i] = fetch_async(rt, names[co->i], any_delays[co->i], co->tok);
@@ -111,7 +112,7 @@ static void any_step(void *frame)
     rt_token_cancel(co->tok); /* the losers' delays complete now, with -ECANCELED */
     RT_AWAIT(co, rt_when_all(rt, co->f, 3), co->res); /* nothing of theirs still runs */
     /* EXERCISE END */
-    co->ms = rt_now_ms() - co->t0;
+    co->ms = clock_now_ms() - co->t0;
     for (co->i = 0; co->i < 3; co->i++)
         co->results[co->i] = rt_future_take(co->f[co->i]);
     rt_token_free(co->tok);

@@ -17,6 +17,7 @@
  * Exit status: 0 done, 1 I/O error, 2 bad arguments, 3 timeout (-t).
  */
 #include "buf.h"
+#include "clock.h"
 #include "net.h"
 
 #include <arpa/inet.h>
@@ -91,14 +92,6 @@ static _Noreturn void client__usage_error(const char *fmt, ...)
     fputc('\n', stderr);
     fputs(client__usage_text, stderr);
     exit(CLIENT_EXIT_USAGE);
-}
-
-static double client__now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* A byte count such as 4096, 64K or 1M. Returns 0 or -EINVAL. */
@@ -233,7 +226,7 @@ static int client__connect(struct client *c)
     for (;;) {
         int ms = -1;
         if (c->deadline > 0) {
-            double left = c->deadline - client__now();
+            double left = c->deadline - clock_now_s();
             if (left <= 0)
                 return -ETIMEDOUT;
             ms = (int)(left * 1000) + 1;
@@ -384,7 +377,7 @@ static int client_run(struct client *c)
             pfd[1] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
 
         if (c->deadline > 0) {
-            double left = c->deadline - client__now();
+            double left = c->deadline - clock_now_s();
             if (left <= 0) {
                 fprintf(stderr,
                         "echo-client: timeout after %g s: sent %llu bytes, received %llu bytes\n",
@@ -439,7 +432,7 @@ int main(int argc, char **argv)
     client_parse(&c.opt, argc, argv);
     buf_init(&c.pending);
     if (c.opt.timeout_s > 0)
-        c.deadline = client__now() + c.opt.timeout_s;
+        c.deadline = clock_now_s() + c.opt.timeout_s;
     if (c.opt.message) {
         if (buf_append(&c.pending, c.opt.message, strlen(c.opt.message)) < 0) {
             fprintf(stderr, "echo-client: buffer MESSAGE: %s\n", strerror(ENOMEM));
@@ -453,7 +446,7 @@ int main(int argc, char **argv)
     }
 
     err = client__connect(&c);
-    if (err == -ETIMEDOUT && c.deadline > 0 && client__now() >= c.deadline) {
+    if (err == -ETIMEDOUT && c.deadline > 0 && clock_now_s() >= c.deadline) {
         fprintf(stderr,
                 "echo-client: timeout after %g s: sent 0 bytes, received 0 bytes "
                 "(connect(%s:%d) did not complete)\n",

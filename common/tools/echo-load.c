@@ -20,6 +20,7 @@
  * read() that brought its last echoed byte, on CLOCK_MONOTONIC. See README.md
  * for the report's fields. Exit status: 0 no errors, 1 errors, 2 bad arguments.
  */
+#include "clock.h"
 #include "load-hist.h"
 #include "load-opts.h"
 #include "net.h"
@@ -37,10 +38,9 @@
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
-#define NS_PER_S             1000000000ULL
+#define NS_PER_S             1000000000LL
 #define LOAD_IO_SIZE         (256u << 10) /* the most one read() or write() moves */
 #define LOAD_FD_MARGIN       10           /* stdio, epoll, the stop pipe, and spare */
 #define LOAD_GRACE_NS        (5 * NS_PER_S)
@@ -56,13 +56,13 @@ struct conn {
     size_t send_off;   /* bytes of message send_seq written */
     uint64_t recv_seq; /* messages echoed completely and verified */
     size_t recv_off;   /* bytes of message recv_seq echoed */
-    uint64_t *started; /* when each message in flight was started, at [seq % depth] */
+    int64_t *started;  /* when each message in flight was started, at [seq % depth] */
 };
 
 struct load {
     struct load_opts o;
     struct conn *conns;
-    uint64_t *started;
+    int64_t *started;
     int epfd, stopfd;
     unsigned char *io, *expect; /* LOAD_IO_SIZE each, shared by all connections */
     struct load_hist lat;
@@ -72,16 +72,8 @@ struct load {
     bool measuring; /* every connect finished: messages may flow */
     bool draining;  /* -d is over: finish the messages begun, begin none */
     bool stopped;   /* SIGINT or SIGTERM */
-    uint64_t t_begin, t_start, t_end, deadline, run_end, grace_end;
+    int64_t t_begin, t_start, t_end, deadline, run_end, grace_end; /* clock_now_ns() */
 };
-
-static uint64_t load__now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- the message pattern ---- */
 
@@ -218,7 +210,8 @@ static void conn_send(struct load *l, struct conn *c)
     unsigned i = (unsigned)(c - l->conns);
 
     for (;;) {
-        uint64_t seq = c->send_seq, now = load__now();
+        uint64_t seq = c->send_seq;
+        int64_t now = clock_now_ns();
         size_t off = c->send_off, have = 0, total;
         ssize_t n;
 
@@ -261,7 +254,7 @@ static void conn_send(struct load *l, struct conn *c)
 /* Check a piece of echo against the pattern and count the messages it
  * completes. Returns -1 (connection failed) on a wrong byte. */
 static int conn_verify(struct load *l, struct conn *c, const unsigned char *data, size_t n,
-                       uint64_t now)
+                       int64_t now)
 {
     unsigned i = (unsigned)(c - l->conns);
 
@@ -284,7 +277,7 @@ static int conn_verify(struct load *l, struct conn *c, const unsigned char *data
         data += take;
         n -= take;
         if (c->recv_off == l->o.len) {
-            load_hist_record(&l->lat, now - c->started[c->recv_seq % l->o.depth]);
+            load_hist_record(&l->lat, (uint64_t)(now - c->started[c->recv_seq % l->o.depth]));
             l->requests++;
             c->recv_seq++;
             c->recv_off = 0;
@@ -299,7 +292,7 @@ static void conn_receive(struct load *l, struct conn *c)
     uint64_t sent = c->send_seq * l->o.len + c->send_off;
     uint64_t got = c->recv_seq * l->o.len + c->recv_off;
     ssize_t n = read(c->fd, l->io, LOAD_IO_SIZE);
-    uint64_t now = load__now();
+    int64_t now = clock_now_ns();
 
     if (n < 0) {
         if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
@@ -427,9 +420,9 @@ static void load__abandon(struct load *l, const char *why)
 static void load__begin(struct load *l)
 {
     l->measuring = true;
-    l->t_start = load__now();
+    l->t_start = clock_now_ns();
     if (l->o.duration_s > 0 && !l->o.idle)
-        l->run_end = l->t_start + (uint64_t)(l->o.duration_s * 1e9);
+        l->run_end = l->t_start + (int64_t)(l->o.duration_s * 1e9);
     for (unsigned i = 0; i < l->o.conns; i++)
         if (l->conns[i].state == CONN_RUNNING)
             conn_send(l, &l->conns[i]);
@@ -438,7 +431,7 @@ static void load__begin(struct load *l)
 static void load__drain(struct load *l)
 {
     l->draining = true;
-    l->grace_end = load__now() + LOAD_GRACE_NS;
+    l->grace_end = clock_now_ns() + LOAD_GRACE_NS;
     for (unsigned i = 0; i < l->o.conns; i++)
         if (l->conns[i].state == CONN_RUNNING)
             conn_check_done(l, &l->conns[i]);
@@ -467,12 +460,12 @@ static void load__dispatch(struct load *l, struct epoll_event *ev)
 
 /* Run until every connection is done or failed, or a deadline or signal.
  * `hold_end` is for --idle's second part: wait until then (0 = until a signal). */
-static int load_loop(struct load *l, bool hold, uint64_t hold_end)
+static int load_loop(struct load *l, bool hold, int64_t hold_end)
 {
     struct epoll_event evs[256];
 
     for (;;) {
-        uint64_t now = load__now(), next = hold ? hold_end : l->deadline;
+        int64_t now = clock_now_ns(), next = hold ? hold_end : l->deadline;
         int ms = -1, n;
 
         if (l->stopped)
@@ -507,7 +500,7 @@ static int load_loop(struct load *l, bool hold, uint64_t hold_end)
         }
         for (int k = 0; k < n; k++)
             load__dispatch(l, &evs[k]);
-        l->t_end = load__now();
+        l->t_end = clock_now_ns();
     }
 }
 
@@ -563,8 +556,8 @@ int main(int argc, char **argv)
     load_opts_parse(&l.o, argc, argv);
     if (load__check_fd_limit(&l.o) < 0)
         return 2;
-    l.t_begin = load__now();
-    l.deadline = l.t_begin + (uint64_t)(l.o.timeout_s * 1e9);
+    l.t_begin = clock_now_ns();
+    l.deadline = l.t_begin + (int64_t)(l.o.timeout_s * 1e9);
 
     l.conns = calloc(l.o.conns, sizeof(*l.conns));
     l.started = calloc((size_t)l.o.conns * l.o.depth, sizeof(*l.started));
@@ -603,13 +596,13 @@ int main(int argc, char **argv)
         goto out_conns;
 
     if (l.o.idle) {
-        uint64_t hold_end = 0;
+        int64_t hold_end = 0;
         bool none = l.held == 0;
         if (!none && !l.stopped) {
             printf("holding %u connections\n", l.held);
             fflush(stdout);
             if (l.o.duration_s > 0)
-                hold_end = load__now() + (uint64_t)(l.o.duration_s * 1e9);
+                hold_end = clock_now_ns() + (int64_t)(l.o.duration_s * 1e9);
             if (load_loop(&l, true, hold_end) < 0)
                 goto out_conns;
         }

@@ -24,6 +24,7 @@
  * Exit status: 0 every start stopped cleanly, 1 at least one did not (or a
  * start failed), 2 bad arguments.
  */
+#include "clock.h"
 #include "net.h"
 
 #include <errno.h>
@@ -67,14 +68,6 @@ struct run {
     int client;     /* -1 when the moment needs none */
     double sent_at; /* when the signal went */
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void usage(FILE *to)
 {
@@ -180,7 +173,7 @@ static int start(const struct opts *o, const char *errlog, struct run *r)
     char line[256];
     size_t len = 0;
     int pipefd[2];
-    double deadline = now_s() + o->start_s;
+    double deadline = clock_now_s() + o->start_s;
 
     if (pipe2(pipefd, O_CLOEXEC) < 0)
         net_die(errno, "pipe2");
@@ -202,7 +195,7 @@ static int start(const struct opts *o, const char *errlog, struct run *r)
     /* Byte by byte up to the first newline: what follows stays in the pipe. */
     while (len < sizeof(line) - 1) {
         struct pollfd p = {.fd = r->out, .events = POLLIN};
-        int left = (int)((deadline - now_s()) * 1000);
+        int left = (int)((deadline - clock_now_s()) * 1000);
         ssize_t n;
 
         if (left <= 0 || poll(&p, 1, left) == 0) {
@@ -259,7 +252,7 @@ static void provoke(const struct opts *o, struct run *r, enum moment m)
         (void)send(r->client, "ping\n", 5, MSG_NOSIGNAL);
         nanosleep(&d, NULL);
     }
-    r->sent_at = now_s();
+    r->sent_at = clock_now_s();
     kill(r->pid, o->sig);
 }
 
@@ -272,7 +265,7 @@ static int judge(const struct opts *o, struct run *r, char *why, size_t size, do
         pid_t w = waitpid(r->pid, &status, WNOHANG);
         if (w == r->pid)
             break;
-        if (now_s() - r->sent_at > o->stop_s) {
+        if (clock_now_s() - r->sent_at > o->stop_s) {
             kill(r->pid, SIGKILL);
             waitpid(r->pid, &status, 0);
             snprintf(why, size, "still running %.1f s later (killed)", o->stop_s);
@@ -280,7 +273,7 @@ static int judge(const struct opts *o, struct run *r, char *why, size_t size, do
         }
         drain(r->out, 2);
     }
-    *took = now_s() - r->sent_at;
+    *took = clock_now_s() - r->sent_at;
     if (WIFSIGNALED(status)) {
         snprintf(why, size, "killed by signal %d (%s)", WTERMSIG(status),
                  strsignal(WTERMSIG(status)));

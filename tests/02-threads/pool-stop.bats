@@ -33,10 +33,8 @@ setup() {
 }
 
 @test "pool-stop: SIGTERM with idle workers only exits 0 within 5 s" {
-    local out
     server_start "$SERVER_BIN" -p 0 -w 4
-    out=$(run_client -p "$PORT" -t 10 "served, then gone") || server_gone "echo-client failed (status $?)"
-    [ "$out" = "served, then gone" ] || fail "expected 'served, then gone', got '$out'"
+    client_echo "served, then gone"
     stop_within 5
 }
 

@@ -11,10 +11,8 @@ setup() {
 }
 
 @test "eagain-read: a message comes back, and a half-closed client gets every byte then EOF" {
-    local out
     suite_start
-    out=$(run_client -p "$PORT" -t 10 "hello, poll") || server_gone "echo-client failed (status $?)"
-    [ "$out" = "hello, poll" ] || fail "expected 'hello, poll', got '$out'"
+    client_echo "hello, poll"
     # echo-client half-closes once its input is sent, and reads to EOF
     payload "$BATS_TEST_TMPDIR/half" 200000
     suite_echo_file "$BATS_TEST_TMPDIR/half"

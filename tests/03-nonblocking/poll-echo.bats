@@ -12,11 +12,8 @@ setup() {
 }
 
 @test "poll-echo: a message comes back" {
-    local out
     server_start "${SERVER_CMD[@]}" -p 0
-    out=$(run_client -p "$PORT" -t 10 "hello, poll") ||
-        server_gone "echo-client failed (status $?)"
-    [ "$out" = "hello, poll" ] || fail "expected 'hello, poll', got '$out'"
+    client_echo "hello, poll"
     suite_stop_clean
 }
 
@@ -28,10 +25,7 @@ setup() {
     # after a 2 ms nap: the echo piles up, the server's socket fills, and its
     # writes come back short or with EAGAIN (about 10 and 20 times per run
     # here, counted with strace). The rest must wait, in order.
-    CLIENT_TIMEOUT=60 run_client -p "$PORT" --chunk 1M --read-delay 2 <"$in" >"$in.out" ||
-        server_gone "echo-client failed (status $?)"
-    cmp -s "$in" "$in.out" ||
-        fail "echoed bytes differ: sent $(stat -c %s "$in"), got $(stat -c %s "$in.out"); $(cmp "$in" "$in.out" 2>&1 | head -n 1)"
+    slow_reader_echo "$in" 60
     suite_stop_clean
 }
 

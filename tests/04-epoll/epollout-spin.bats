@@ -11,10 +11,8 @@ setup() {
 }
 
 @test "epollout-spin: a message comes back" {
-    local out
     suite_start
-    out=$(run_client -p "$PORT" -t 10 "hello, epoll") || server_gone "echo-client failed (status $?)"
-    [ "$out" = "hello, epoll" ] || fail "expected 'hello, epoll', got '$out'"
+    client_echo "hello, epoll"
     suite_stop_clean
 }
 

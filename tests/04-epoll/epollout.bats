@@ -12,11 +12,8 @@ setup() {
 }
 
 @test "epollout: a message comes back" {
-    local out
     server_start "${SERVER_CMD[@]}" -p 0
-    out=$(run_client -p "$PORT" -t 10 "hello, epoll") ||
-        server_gone "echo-client failed (status $?)"
-    [ "$out" = "hello, epoll" ] || fail "expected 'hello, epoll', got '$out'"
+    client_echo "hello, epoll"
     suite_stop_clean
 }
 
@@ -27,10 +24,7 @@ setup() {
     # Up to 1 MiB written per turn of the client's loop, but only 64 KiB read
     # after a 2 ms nap: the echo piles up, the server's socket fills, and its
     # writes come back short or EAGAIN. The rest must wait for EPOLLOUT, in order.
-    CLIENT_TIMEOUT=60 run_client -p "$PORT" --chunk 1M --read-delay 2 <"$in" >"$in.out" ||
-        server_gone "echo-client failed (status $?)"
-    cmp -s "$in" "$in.out" ||
-        fail "echoed bytes differ: sent $(stat -c %s "$in"), got $(stat -c %s "$in.out"); $(cmp "$in" "$in.out" 2>&1 | head -n 1)"
+    slow_reader_echo "$in" 60
     suite_stop_clean
 }
 

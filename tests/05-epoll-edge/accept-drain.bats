@@ -11,10 +11,8 @@ setup() {
 }
 
 @test "accept-drain: a client is served" {
-    local out
     suite_start
-    out=$(run_client -p "$PORT" -t 10 "hello, edges") || server_gone "echo-client failed (status $?)"
-    [ "$out" = "hello, edges" ] || fail "expected 'hello, edges', got '$out'"
+    client_echo "hello, edges"
     suite_stop_clean
 }
 

@@ -25,11 +25,10 @@ teardown() {
 }
 
 @test "lt-to-et: a message comes back, and a second one on the same connection" {
-    local a out
+    local a
     GATE=1
     suite_start
-    out=$(run_client -p "$PORT" -t 10 "hello, edges") || server_gone "echo-client failed (status $?)"
-    [ "$out" = "hello, edges" ] || fail "expected 'hello, edges', got '$out'"
+    client_echo "hello, edges"
     conn_open a
     expect_echo "$a" "first"
     expect_echo "$a" "second, on the same connection"
@@ -53,10 +52,7 @@ teardown() {
     local in="$BATS_TEST_TMPDIR/large"
     suite_start
     payload "$in" $((16 * 1024 * 1024))
-    CLIENT_TIMEOUT=60 run_client -p "$PORT" --chunk 1M --read-delay 2 <"$in" >"$in.out" ||
-        server_gone "echo-client failed (status $?)"
-    cmp -s "$in" "$in.out" ||
-        fail "echoed bytes differ: sent $(stat -c %s "$in"), got $(stat -c %s "$in.out"); $(cmp "$in" "$in.out" 2>&1 | head -n 1)"
+    slow_reader_echo "$in" 60
     suite_stop_clean
 }
 

@@ -16,10 +16,8 @@ setup() {
 }
 
 @test "bufring-give: a message comes back through a buffer of the ring" {
-    local out
     server_start "${SERVER_CMD[@]}" -B 8 -p 0
-    out=$(run_client -p "$PORT" -t 5 "hello, buffer ring") || server_gone "echo-client failed (status $?)"
-    [ "$out" = "hello, buffer ring" ] || fail "expected 'hello, buffer ring', got '$out'"
+    client_echo "hello, buffer ring" 5
     suite_stop_clean
 }
 

@@ -15,11 +15,8 @@ setup() {
 }
 
 @test "uring-dispatch: a message comes back" {
-    local out
     server_start "${SERVER_CMD[@]}" -p 0
-    out=$(run_client -p "$PORT" -t 10 "hello, io_uring") ||
-        server_gone "echo-client failed (status $?)"
-    [ "$out" = "hello, io_uring" ] || fail "expected 'hello, io_uring', got '$out'"
+    client_echo "hello, io_uring"
     suite_stop_clean
 }
 

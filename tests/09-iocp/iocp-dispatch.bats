@@ -19,10 +19,8 @@ $(cat "$SERVER_ERR")"
 }
 
 @test "iocp-dispatch: a message comes back" {
-    local out
     suite_start
-    out=$(run_client -p "$PORT" -t 5 "hello, iocp") || server_gone "echo-client failed (status $?)"
-    [ "$out" = "hello, iocp" ] || fail "expected 'hello, iocp', got '$out'"
+    client_echo "hello, iocp" 5
     suite_stop_clean
 }
 

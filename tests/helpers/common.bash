@@ -11,7 +11,9 @@
 #   server_start CMD...       start a server, wait for "listening on", set $PORT, $SERVER_PID
 #   server_stop [SIGNAL]      signal it (default TERM), wait, set $SERVER_STATUS
 #   run_client ARGS...        echo-client with a timeout
-#   slow_reader_bytes IN SECS IN through a slow-reading echo-client: the same bytes back
+#   client_echo LINE [SECS]   one echo-client sends LINE: it must come back
+#   slow_reader_echo IN SECS  IN through a slow-reading echo-client: it must come back
+#   slow_reader_bytes IN SECS the same, judged by the bytes alone
 #   payload FILE BYTES        random binary payload that certainly contains NUL bytes
 #   faults_env ...            env(1) arguments that preload the faults shim
 #
@@ -228,10 +230,28 @@ run_client() {
     timeout "${CLIENT_TIMEOUT:-30}" "$(tool_bin echo-client)" "$@"
 }
 
-# slow_reader_bytes IN SECONDS: IN through echo-client as a slow reader (up
+# client_echo LINE [SECONDS]: one echo-client sends LINE and waits up to
+# SECONDS (10) for the echo; it must exit 0 with LINE back.
+client_echo() {
+    local out
+    out=$(run_client -p "$PORT" -t "${2:-10}" "$1") || server_gone "echo-client failed (status $?)"
+    [ "$out" = "$1" ] || fail "expected '$1', got '$out'"
+}
+
+# slow_reader_echo IN SECONDS: IN through echo-client as a slow reader (up
 # to 1 MiB written per turn, a 2 ms nap before each read of 64 KiB): the
 # echo piles up, the server's socket fills, its writes come back short or
-# EAGAIN, and the rest must wait for room, in order. Judged by the bytes
+# EAGAIN, and the rest must wait for room, in order. echo-client must exit
+# 0 within SECONDS with every byte of IN back (in IN.out).
+slow_reader_echo() {
+    local in="$1"
+    CLIENT_TIMEOUT="$2" run_client -p "$PORT" --chunk 1M --read-delay 2 <"$in" >"$in.out" ||
+        server_gone "echo-client failed (status $?)"
+    cmp -s "$in" "$in.out" ||
+        fail "echoed bytes differ: sent $(stat -c %s "$in"), got $(stat -c %s "$in.out"); $(cmp "$in" "$in.out" 2>&1 | head -n 1)"
+}
+
+# slow_reader_bytes IN SECONDS: the same slow reader, judged by the bytes
 # alone: whatever echo-client's status, what came back within SECONDS (in
 # IN.out) must be IN.
 slow_reader_bytes() {

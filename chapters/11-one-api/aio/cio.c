@@ -6,14 +6,13 @@
  */
 #include "cio_impl.h"
 
+#include "clock.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifndef _WIN32
-#include <time.h>
-#endif
 
 /* Tried in this order when AIO_BACKEND is not set: the first whose init
  * succeeds is the default (io_uring may be forbidden, see cio_uring.c). */
@@ -33,18 +32,6 @@ static const struct cio_backend *const cio__backends[] = {
 
 static const char *const cio__kind_names[] = {"accept",    "recv",    "send",
                                               "read-file", "timeout", "recv-pooled"};
-
-int64_t cio__now_ms(void)
-{
-#ifdef _WIN32
-    return (int64_t)GetTickCount64();
-#else
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-#endif
-}
 
 static struct cio *cio__try(const struct cio_backend *be, int *err, char *why, size_t len)
 {
@@ -433,7 +420,7 @@ void cio__timer_add(struct cio *a, struct cio_op *op)
 {
     struct cio_op **p = &a->timers, *prev = NULL;
 
-    op->deadline_ms = cio__now_ms() + op->timeout_ms;
+    op->deadline_ms = clock_now_ms() + op->timeout_ms;
     while (*p && (*p)->deadline_ms <= op->deadline_ms) {
         prev = *p;
         p = &(*p)->next;
@@ -464,7 +451,7 @@ bool cio__timer_remove(struct cio *a, struct cio_op *op)
 
 static void cio__timers_expire(struct cio *a)
 {
-    int64_t now = cio__now_ms();
+    int64_t now = clock_now_ms();
 
     while (a->timers && a->timers->deadline_ms <= now) {
         struct cio_op *op = a->timers;
@@ -485,7 +472,7 @@ int cio_run(struct cio *a, int timeout_ms)
     if (a->done_head) {
         timeout_ms = 0;
     } else if (a->timers) {
-        int64_t left = a->timers->deadline_ms - cio__now_ms();
+        int64_t left = a->timers->deadline_ms - clock_now_ms();
         if (left < 0)
             left = 0;
         if (timeout_ms < 0 || left < timeout_ms)

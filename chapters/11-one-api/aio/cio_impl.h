@@ -102,8 +102,6 @@ struct cio {
 
 /* cio.c: an op is over; its callback runs in cio_run(), in this order. */
 void cio__complete(struct cio *a, struct cio_op *op, int res);
-/* A monotonic clock, in milliseconds. */
-int64_t cio__now_ms(void);
 /* The library's list of timeouts, for backends without kernel timers. */
 void cio__timer_add(struct cio *a, struct cio_op *op);
 bool cio__timer_remove(struct cio *a, struct cio_op *op);

@@ -67,9 +67,6 @@ long rt_block_on(struct rt *rt, struct rt_future *f);
 /* Run the loop until no task is left. 0, or -EDEADLK as above. */
 int rt_run(struct rt *rt);
 
-/* Milliseconds on a monotonic clock. */
-int64_t rt_now_ms(void);
-
 /* ---- futures (future.c) -------------------------------------------------------- */
 
 /* A continuation: what runs when a future completes. It is queued on the

@@ -20,8 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "net.h"
 #include "todo.h"
 
@@ -79,14 +79,6 @@ struct chase_node {
     char pad[64 - sizeof(struct chase_node *)]; /* one node per cache line */
 };
 
-static uint64_t chase_now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Link one 64-byte node per slot in the order of next[] and time the walk:
  * the median of 5 runs of 2 million dependent loads, as `latency` does. */
 static double chase_time_ns(const uint32_t *next, size_t n)
@@ -101,13 +93,13 @@ static double chase_time_ns(const uint32_t *next, size_t n)
         nodes[i].next = &nodes[next[i]];
     p = &nodes[0];
     for (int run = -1; run < 5; run++) { /* run -1 warms the caches up */
-        uint64_t t0 = chase_now_ns();
+        int64_t t0 = clock_now_ns();
 
         for (long i = 0; i < 2000000; i++)
             p = p->next;
         if (run < 0)
             continue;
-        ns[run] = (double)(chase_now_ns() - t0) / 2000000;
+        ns[run] = (double)(clock_now_ns() - t0) / 2000000;
         for (int k = run; k > 0 && ns[k] < ns[k - 1]; k--) { /* insertion sort */
             double t = ns[k];
             ns[k] = ns[k - 1];

@@ -1,29 +1,19 @@
-/* chapters/00-latency/bench.c: the clock, medians and the random generator.
+/* chapters/00-latency/bench.c: medians, timed batches and the random generator.
  *
  * Every figure `latency` prints goes through bench_batch_ns() or
- * bench_median(): time a batch with CLOCK_MONOTONIC, repeat it, keep the
- * median. The median, not the mean, because a loaded machine adds noise in
- * one direction only: an interrupt or another process can make a run slower,
- * never faster, and one slow run drags a mean but not a median.
+ * bench_median(): time a batch with clock_now_ns() (common/clock.h says why
+ * that clock, and why reading it is cheap), repeat it, keep the median. The
+ * median, not the mean, because a loaded machine adds noise in one direction
+ * only: an interrupt or another process can make a run slower, never faster,
+ * and one slow run drags a mean but not a median.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "todo.h"
+#include "clock.h"
 #include "latency.h"
-
-uint64_t bench_now_ns(void)
-{
-    struct timespec ts;
-
-    /* CLOCK_MONOTONIC never jumps when the wall clock is set (NTP, the user);
-     * CLOCK_REALTIME does. On Linux this call is served by the vDSO: code the
-     * kernel maps into every process, so no kernel entry happens. */
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int bench__cmp(const void *a, const void *b)
 {
@@ -46,9 +36,9 @@ double bench_batch_ns(bench_fn fn, void *ctx, long iters, int reps)
     if (reps > 32)
         reps = 32;
     for (int r = 0; r < reps; r++) {
-        uint64_t t0 = bench_now_ns();
+        int64_t t0 = clock_now_ns();
         fn(ctx, iters);
-        per_iter[r] = (double)(bench_now_ns() - t0) / (double)iters;
+        per_iter[r] = (double)(clock_now_ns() - t0) / (double)iters;
     }
     return bench_median(per_iter, (size_t)reps);
 }

@@ -27,6 +27,7 @@
  * accepted from it, which the program "serves".
  */
 #include "todo.h"
+#include "clock.h"
 #include "net.h"
 
 #include <errno.h>
@@ -37,7 +38,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 enum mode { MODE_FLAG, MODE_SHUTDOWN, MODE_PPOLL };
@@ -55,14 +55,6 @@ static void on_term(int sig)
 static void on_alarm(int sig)
 {
     (void)sig; /* only there to interrupt the call (no SA_RESTART) */
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static void catch (int sig, void (*handler)(int))
@@ -142,17 +134,17 @@ int main(int argc, char **argv)
                                      ? "blocked, so it waits, pending; the flag is still 0"
                                      : "its handler ran and set the flag to 1");
     alarm(1); /* the watchdog: a read() that sleeps on is interrupted after 1 s */
-    t0 = now_s();
+    t0 = clock_now_s();
     if (mode == MODE_PPOLL) {
         struct pollfd p = {.fd = client_fd, .events = POLLIN};
 
         n = ppoll(&p, 1, NULL, &unblocked); /* unblocks SIGTERM and sleeps, in one step */
         err = errno;
-        report("ppoll() on the connection, with SIGTERM unblocked,", n, err, now_s() - t0);
+        report("ppoll() on the connection, with SIGTERM unblocked,", n, err, clock_now_s() - t0);
     } else {
         n = read(client_fd, buf, sizeof(buf)); /* nobody has sent anything: it sleeps */
         err = errno;
-        report("read() on the connection", n, err, now_s() - t0);
+        report("read() on the connection", n, err, clock_now_s() - t0);
     }
     alarm(0);
 
@@ -164,7 +156,7 @@ int main(int argc, char **argv)
             close(fd);
         report("accept() on the listener", fd, err, -1);
     }
-    bool stopped = net_stop_requested && now_s() - t0 < 0.5;
+    bool stopped = net_stop_requested && clock_now_s() - t0 < 0.5;
     printf("%s\n",
            stopped ? "stopped at once: the signal was not lost"
                    : "the call slept on after SIGTERM, until the watchdog: the signal was lost");

@@ -20,6 +20,7 @@
  *     (the default), accept and close at once with a spare fd (libuv's
  *     trick), or log and carry on like chapter 03 (spins; for comparison).
  */
+#include "clock.h"
 #include "conn.h"
 #include "net.h"
 
@@ -30,7 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAX_EVENTS      128  /* events taken per epoll_wait() */
@@ -50,14 +50,6 @@ struct server {
     int spare_fd;        /* EMFILE_SPARE: an fd held in reserve, -1 if none */
     int accept_errno;    /* last accept() error logged: a streak is logged once */
 };
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 static int watch_add(int epfd, struct watch *w, uint32_t events)
 {
@@ -90,14 +82,14 @@ static void server__pause_accept(struct server *s, bool pause)
     if (epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->listener.fd, &ev) < 0)
         net_die(errno, "epoll_ctl(MOD, fd=%d)", s->listener.fd);
     s->accept_paused = pause;
-    s->paused_at = now_ms();
+    s->paused_at = clock_now_ms();
 }
 
 /* How long epoll_wait() may sleep: for ever (-1), unless accepting is paused
  * and due to be tried again. */
 static int server__timeout_ms(const struct server *s)
 {
-    long long left = s->paused_at + ACCEPT_RETRY_MS - now_ms();
+    long long left = s->paused_at + ACCEPT_RETRY_MS - clock_now_ms();
 
     if (!s->accept_paused)
         return -1;

@@ -19,6 +19,7 @@
  */
 #include "todo.h"
 #include "loop.h"
+#include "clock.h"
 #include "net.h"
 
 #include <errno.h>
@@ -26,20 +27,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAX_EVENTS      128  /* events taken per epoll_wait() */
 #define ACCEPT_BATCH    64   /* accepts per turn, so a flood of clients cannot starve the others */
 #define ACCEPT_RETRY_MS 1000 /* out of fds: try accept() again after this long anyway */
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 /* Append w to the ready list, unless it is on it already. */
 static void loop__push(struct loop *l, struct watch *w)
@@ -139,7 +131,7 @@ static void loop__serve(struct loop *l, struct watch *w)
  * list; until the retry time while accept() is blocked; else for ever. */
 static int loop__timeout_ms(const struct loop *l)
 {
-    long long left = l->blocked_at + ACCEPT_RETRY_MS - now_ms();
+    long long left = l->blocked_at + ACCEPT_RETRY_MS - clock_now_ms();
 
     if (l->ready)
         return 0;
@@ -193,7 +185,7 @@ void loop_run(struct loop *l)
                 conn_on_events((struct conn *)w, events[i].events);
             loop__push(l, w);
         }
-        if (l->accept_blocked && now_ms() - l->blocked_at >= ACCEPT_RETRY_MS)
+        if (l->accept_blocked && clock_now_ms() - l->blocked_at >= ACCEPT_RETRY_MS)
             loop__retry_accept(l); /* ENFILE and the like: time to try again */
 
         /* One turn for each watch queued now; those requeued wait for the next. */

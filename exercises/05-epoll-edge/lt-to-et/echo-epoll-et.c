@@ -22,6 +22,7 @@
  *     build/exercises/05-epoll-edge/lt-to-et/echo-epoll-et -p 0
  */
 #include "buf.h"
+#include "clock.h"
 #include "net.h"
 #include "todo.h"
 
@@ -33,7 +34,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #define READ_CHUNK       (16 * 1024)   /* room asked for on each read: small, so tests see it */
@@ -73,14 +73,6 @@ struct server {
     long long blocked_at;
     int accept_errno; /* last accept() error logged */
 };
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 /* Put w on the ready list (once): it gets a turn soon, with no event. */
 static void ready_push(struct server *s, struct watch *w)
@@ -169,7 +161,7 @@ static void server_accept_failed(struct server *s, int err)
                 strerror(err));
     s->accept_errno = err;
     s->accept_blocked = true;
-    s->blocked_at = now_ms();
+    s->blocked_at = clock_now_ms();
 }
 
 static void server_accept(struct server *s)
@@ -201,7 +193,7 @@ int main(int argc, char **argv)
         net_die(errno, "epoll_ctl(ADD, fd=%d)", s.listener.fd);
 
     for (bool stop = false; !stop;) {
-        long long left = s.blocked_at + ACCEPT_RETRY_MS - now_ms();
+        long long left = s.blocked_at + ACCEPT_RETRY_MS - clock_now_ms();
         int timeout = s.ready            ? 0 /* work waits: only look */
                       : s.accept_blocked ? (left > 0 ? (int)left : 0)
                                          : -1;
@@ -227,7 +219,7 @@ int main(int argc, char **argv)
             }
             ready_push(&s, w);
         }
-        if (s.accept_blocked && now_ms() - s.blocked_at >= ACCEPT_RETRY_MS) {
+        if (s.accept_blocked && clock_now_ms() - s.blocked_at >= ACCEPT_RETRY_MS) {
             s.accept_blocked = false;
             ready_push(&s, &s.listener);
         }

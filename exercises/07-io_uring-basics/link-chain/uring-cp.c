@@ -30,6 +30,7 @@
  * 1 an error (named on stderr), 2 bad arguments.
  */
 #include "todo.h"
+#include "clock.h"
 #include "cp.h"
 #include "net.h"
 
@@ -323,10 +324,10 @@ int main(int argc, char **argv)
         cp_close(&cp);
         return 1;
     }
-    t0 = cp_now();
+    t0 = clock_now_s();
     cp_run(&cp);
     if (cp.verbose)
-        cp_report(&cp, cp_now() - t0);
+        cp_report(&cp, clock_now_s() - t0);
     status = cp.failed ? 1 : 0;
     cp_close(&cp);
     return status;

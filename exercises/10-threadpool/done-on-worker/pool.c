@@ -8,18 +8,11 @@
  */
 #include "pool.h"
 
+#include "clock.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-long long pool_now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static void *pool__worker(void *arg)
 {
@@ -40,7 +33,7 @@ static void *pool__worker(void *arg)
             p->tail = NULL;
         p->queued--;
         p->busy++;
-        job->started_ns = pool_now_ns();
+        job->started_ns = clock_now_ns();
         waited = job->started_ns - job->queued_ns;
         if (waited > p->longest_wait_ns)
             p->longest_wait_ns = waited;
@@ -112,7 +105,7 @@ int pool_submit(struct pool *p, struct pool_job *job, pool_work_fn work, pool_do
     job->done = done;
     job->next = NULL;
     job->started_ns = 0;
-    job->queued_ns = pool_now_ns();
+    job->queued_ns = clock_now_ns();
     pthread_mutex_lock(&p->lock);
     if (p->stopping) {
         ret = -ESHUTDOWN;
@@ -135,7 +128,7 @@ int pool_submit(struct pool *p, struct pool_job *job, pool_work_fn work, pool_do
 
 void pool_get_stats(struct pool *p, struct pool_stats *st)
 {
-    long long now = pool_now_ns();
+    long long now = clock_now_ns();
 
     pthread_mutex_lock(&p->lock);
     st->threads = p->nthreads;

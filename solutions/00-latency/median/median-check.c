@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "clock.h"
 #include "latency.h"
 
 static int failures;
@@ -41,17 +42,17 @@ static void check_median(const char *what, double *values, size_t n, double want
 struct fake_batch {
     int run;
     int slow_run;
-    uint64_t run_ns, slow_ns;
+    int64_t run_ns, slow_ns;
 };
 
 static void fake_batch(void *ctx, long iters)
 {
     struct fake_batch *b = ctx;
-    uint64_t until = bench_now_ns() + (b->run == b->slow_run ? b->slow_ns : b->run_ns);
+    int64_t until = clock_now_ns() + (b->run == b->slow_run ? b->slow_ns : b->run_ns);
 
     (void)iters;
     b->run++;
-    while (bench_now_ns() < until)
+    while (clock_now_ns() < until)
         ;
 }
 

@@ -18,6 +18,7 @@
  *     build/exercises/04-epoll/epollout/echo-epoll-lt -p 0
  */
 #include "buf.h"
+#include "clock.h"
 #include "net.h"
 #include "todo.h"
 
@@ -29,7 +30,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #define CONN_READ_CHUNK  (64 * 1024)   /* room asked for on each read */
@@ -64,14 +64,6 @@ struct server {
     long long paused_at;
     int accept_errno; /* last accept() error logged */
 };
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 static enum conn_status conn_fail(const struct conn *c, const char *call, int err)
 {
@@ -173,7 +165,7 @@ static void server_pause_accept(struct server *s, bool pause)
     if (epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->listener.fd, &ev) < 0)
         net_die(errno, "epoll_ctl(MOD, fd=%d)", s->listener.fd);
     s->accept_paused = pause;
-    s->paused_at = now_ms();
+    s->paused_at = clock_now_ms();
 }
 
 static void server_drop(struct server *s, struct conn *c)
@@ -265,7 +257,7 @@ int main(int argc, char **argv)
         net_die(errno, "epoll_ctl(ADD, fd=%d)", s.listener.fd);
 
     for (bool stop = false; !stop;) {
-        long long left = s.paused_at + ACCEPT_RETRY_MS - now_ms();
+        long long left = s.paused_at + ACCEPT_RETRY_MS - clock_now_ms();
         int n = epoll_wait(s.epfd, events, MAX_EVENTS,
                            !s.accept_paused ? -1
                            : left > 0       ? (int)left
@@ -283,7 +275,7 @@ int main(int argc, char **argv)
             else
                 stop = true;
         }
-        if (s.accept_paused && now_ms() - s.paused_at >= ACCEPT_RETRY_MS)
+        if (s.accept_paused && clock_now_ms() - s.paused_at >= ACCEPT_RETRY_MS)
             server_pause_accept(&s, false);
     }
 

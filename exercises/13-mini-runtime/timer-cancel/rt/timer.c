@@ -15,6 +15,8 @@
 #include "todo.h"
 #include "rt_impl.h"
 
+#include "clock.h"
+
 #include <errno.h>
 #include <stdlib.h>
 
@@ -72,7 +74,7 @@ void rt__timer_add(struct rt *rt, struct rt_timer *t, unsigned ms)
         rt->heap = grown;
         rt->heap_cap = cap;
     }
-    t->deadline_ms = rt_now_ms() + ms;
+    t->deadline_ms = clock_now_ms() + ms;
     t->seq = rt->timer_seq++;
     timer__place(rt, rt->nheap++, t);
     timer__sift_up(rt, t->slot);
@@ -91,13 +93,13 @@ int rt__timer_wait_ms(struct rt *rt)
 
     if (rt->nheap == 0)
         return -1;
-    left = rt->heap[0]->deadline_ms - rt_now_ms();
+    left = rt->heap[0]->deadline_ms - clock_now_ms();
     return left < 0 ? 0 : left > 1000000 ? 1000000 : (int)left;
 }
 
 void rt__timers_expire(struct rt *rt)
 {
-    int64_t now = rt_now_ms();
+    int64_t now = clock_now_ms();
 
     while (rt->nheap > 0 && rt->heap[0]->deadline_ms <= now) {
         struct rt_timer *t = rt->heap[0]; /* the root leaves; the last timer sinks from there */
