@@ -128,20 +128,7 @@ setup() {
 }
 
 @test "file-server: a full queue answers ERR BUSY at once instead of queueing without bound" {
-    local a b
-    server_start "${SERVER[@]}" -p 0 -w 1 -q 1 -s 2000
-    timeout --foreground 60 "$FILE_CLIENT" -p "$PORT" -o /dev/null slow.bin &
-    a=$!
-    wait_stat busy 1
-    timeout --foreground 60 "$FILE_CLIENT" -p "$PORT" -o /dev/null slow.bin &
-    b=$!
-    wait_stat queued 1
-    fetch f1.bin
-    assert_failure 1
-    assert_output --regexp "^f1.bin: ERR BUSY "
-    [ "$(stat_of rejected)" -eq 1 ] || fail "expected STATS rejected 1, got $(stat_of rejected)"
-    stop_within 10
-    wait "$a" "$b" 2>/dev/null || true
+    full_queue_answers_busy 2000 60
 }
 
 # ---- diagnostics -------------------------------------------------------------------

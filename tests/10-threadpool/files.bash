@@ -8,6 +8,7 @@
 #   wait_stat NAME VALUE wait up to 10 s until the counter has that value
 #   wait_pool_idle       wait until no job runs or waits
 #   fetch_cmp PATH...    fetch each file, compare it byte for byte with the original
+#   full_queue_answers_busy MS SECONDS   one thread, one queue slot, both taken: ERR BUSY
 
 # FILE_CLIENT: the client program (the chapter's: the exercise changes only the server).
 FILE_CLIENT="$BUILD/chapters/10-threadpool/file-client"
@@ -67,4 +68,26 @@ fetch_cmp() {
         cmp -s "$ROOT/$f" "$out" ||
             fail "$f: expected $(stat -c %s "$ROOT/$f") bytes, got $(stat -c %s "$out"); $(cmp "$ROOT/$f" "$out" 2>&1 | head -n 1)"
     done
+}
+
+# full_queue_answers_busy MS SECONDS: file-server (${SERVER[@]}) with one
+# thread and one queue slot (-w 1 -q 1), each read slowed by MS ms (-s): a
+# slow read runs, a second waits in the queue, and a third request gets
+# ERR BUSY at once, counted in STATS rejected; the server then stops with
+# exit 0 within 10 s. The two slow clients wait at most SECONDS.
+full_queue_answers_busy() {
+    local a b
+    server_start "${SERVER[@]}" -p 0 -w 1 -q 1 -s "$1"
+    timeout --foreground "$2" "$FILE_CLIENT" -p "$PORT" -o /dev/null slow.bin &
+    a=$!
+    wait_stat busy 1
+    timeout --foreground "$2" "$FILE_CLIENT" -p "$PORT" -o /dev/null slow.bin &
+    b=$!
+    wait_stat queued 1
+    fetch f1.bin
+    assert_failure 1
+    assert_output --regexp "^f1.bin: ERR BUSY "
+    [ "$(stat_of rejected)" -eq 1 ] || fail "expected STATS rejected 1, got $(stat_of rejected)"
+    stop_within 10
+    wait "$a" "$b" 2>/dev/null || true
 }

@@ -24,20 +24,7 @@ setup() { pool_exercise_setup pool-submit; }
 }
 
 @test "pool-submit: file-server with a full queue answers ERR BUSY instead of queueing without bound" {
-    local a b
-    server_start "${SERVER[@]}" -p 0 -w 1 -q 1 -s 1000
-    timeout --foreground 30 "$FILE_CLIENT" -p "$PORT" -o /dev/null slow.bin &
-    a=$!
-    wait_stat busy 1
-    timeout --foreground 30 "$FILE_CLIENT" -p "$PORT" -o /dev/null slow.bin &
-    b=$!
-    wait_stat queued 1
-    fetch f1.bin
-    assert_failure 1
-    assert_output --regexp "^f1.bin: ERR BUSY "
-    [ "$(stat_of rejected)" -eq 1 ] || fail "expected STATS rejected 1, got $(stat_of rejected)"
-    stop_within 10
-    wait "$a" "$b" 2>/dev/null || true
+    full_queue_answers_busy 1000 30
 }
 
 @test "pool-submit: 30 clients at once on 3 threads each get their file" {
