@@ -1,0 +1,177 @@
+#!/usr/bin/env bats
+# Chapter 05's C# programs (chapters/05-epoll-edge/dotnet/): the two echo
+# servers beyond the shared suite (their suite-echo-dotnet-*.bats), what
+# strace shows .NET doing with epoll underneath them, and saea-recursion,
+# the stack-depth hazard of handling SocketAsyncEventArgs' "completed at
+# once" by recursion. Each test skips, saying why, without the .NET SDK.
+
+load ../helpers/common
+load ../helpers/echo_suite
+
+setup() {
+    require_dotnet
+}
+
+# ---- the servers' contract ----------------------------------------------------------
+
+@test "echo-dotnet-async and echo-dotnet-saea: -h prints the usage, a bad argument exits 2 naming it" {
+    local s
+    for s in echo-dotnet-async echo-dotnet-saea; do
+        run "$(chapter_bin "$s")" -h
+        assert_success
+        assert_line --index 0 "usage: $s [-b ADDR] [-p PORT]"
+        assert_output --partial "  -p PORT   port to listen on, 0 for any free port (default 8080)"
+        run "$(chapter_bin "$s")" -p 70000
+        [ "$status" -eq 2 ] || fail "$s -p 70000: expected exit status 2, got $status"
+        assert_line --index 0 "$s: -p 70000: not a port number (0-65535)"
+        run "$(chapter_bin "$s")" -b 10.1
+        [ "$status" -eq 2 ] || fail "$s -b 10.1: expected exit status 2, got $status"
+        assert_line --index 0 "$s: -b 10.1: not an IPv4 address"
+        run "$(chapter_bin "$s")" -x
+        [ "$status" -eq 2 ] || fail "$s -x: expected exit status 2, got $status"
+        assert_line --index 0 "$s: unknown option -x"
+    done
+}
+
+@test "echo-dotnet-async and echo-dotnet-saea: SIGINT, like SIGTERM, stops them with a client connected, exit 0" {
+    local s a
+    for s in echo-dotnet-async echo-dotnet-saea; do
+        server_start "$(chapter_bin "$s")" -p 0
+        conn_open a
+        expect_echo "$a" ping
+        stop_within 5 INT
+        exec {a}>&-
+    done
+}
+
+# The shared suite's fd_limit case runs under ulimit -n 64, below what the
+# .NET runtime holds before its first client (servers.txt says so); here
+# the same case with room for the runtime: 200 clients under ulimit -n 128.
+@test "echo-dotnet-async: under ulimit -n 128, 200 connection attempts: no crash, no busy loop, and it serves again afterwards" {
+    SERVER_CMD=("$(chapter_bin echo-dotnet-async)")
+    suite_fd_limit_no_spin 128 200
+    grep -q 'as many as the limit on open files leaves room for' "$SERVER_ERR" ||
+        fail "expected the server to say it stopped accepting at its limit; stderr: $(cat "$SERVER_ERR")"
+}
+
+@test "echo-dotnet-saea: under ulimit -n 128, 200 connection attempts: no crash, no busy loop, and it serves again afterwards" {
+    SERVER_CMD=("$(chapter_bin echo-dotnet-saea)")
+    suite_fd_limit_no_spin 128 200
+}
+
+@test "echo-dotnet-saea: most operations of a ping-pong echo complete at once, and it says how many on exit" {
+    server_start "$(chapter_bin echo-dotnet-saea)" -p 0
+    run timeout 60 "$(tool_bin echo-load)" -p "$PORT" -c 4 -n 200 -l 128
+    assert_success
+    assert_output --partial "errors 0"
+    stop_within 5
+    local line at_once pending
+    line=$(grep '^completed at once ' "$SERVER_OUT") || fail "no counts on exit: $(cat "$SERVER_OUT")"
+    echo "# 800 messages on 4 connections: $line" >&3
+    at_once=$(sed -n 's/^completed at once \([0-9]*\), pending \([0-9]*\)$/\1/p' <<<"$line")
+    pending=$(sed -n 's/^completed at once \([0-9]*\), pending \([0-9]*\)$/\2/p' <<<"$line")
+    # every send of 128 bytes completes at once: 800 at least, without the receives
+    [ "${at_once:-0}" -ge 800 ] || fail "expected at least 800 operations completed at once (the sends), got: $line"
+    [ "${pending:-0}" -ge 1 ] || fail "expected some pending operations (receives that waited for epoll), got: $line"
+}
+
+# ---- what .NET does with epoll underneath ---------------------------------------------
+
+@test "echo-dotnet-async: the thread asleep in epoll_wait() is named '.NET Sockets', beside the pool's '.NET TP Worker' threads" {
+    local nr t comm now=() sockets="" names
+    nr=$(syscall_numbers epoll_wait)
+    [ -n "$nr" ] || skip "no epoll_wait system call number for $(uname -m) in tests/helpers/common.bash"
+    server_start "$(chapter_bin echo-dotnet-async)" -p 0
+    run_client -p "$PORT" "warm up" >/dev/null
+    for t in /proc/"$SERVER_PID"/task/*; do
+        comm=$(cat "$t/comm")
+        now=()
+        read -r -a now <"$t/syscall" 2>/dev/null || skip "/proc/PID/task/TID/syscall is not readable here (ptrace policy)"
+        [[ "${now[0]}" =~ ^($nr)$ ]] && sockets+="$comm,"
+    done
+    names=$(cat /proc/"$SERVER_PID"/task/*/comm | sort | uniq -c | awk '{ $1 = $1; print }' | paste -sd, -)
+    echo "# threads: $names; in epoll_wait: ${sockets%,}" >&3
+    [ "$sockets" = ".NET Sockets," ] || fail "expected one thread in epoll_wait, named '.NET Sockets'; in epoll_wait: '${sockets%,}' (threads: $names)"
+    grep -q '^\.NET TP Worker$' /proc/"$SERVER_PID"/task/*/comm || fail "no '.NET TP Worker' thread (threads: $names)"
+    stop_within 5
+}
+
+@test "echo-dotnet-async: strace shows each socket added once, EPOLLIN|EPOLLOUT|EPOLLET, no EPOLLRDHUP, never modified" {
+    require_strace
+    local trace="$BATS_TEST_TMPDIR/epoll_ctl" fds=() fd i child adds others
+    server_start strace -f -qq -e trace=epoll_ctl -o "$trace" "$(chapter_bin echo-dotnet-async)" -p 0
+    # 5 clients that wait between messages, so that each receive must wait in epoll
+    for ((i = 0; i < 5; i++)); do
+        conn_open fd
+        fds+=("$fd")
+    done
+    for i in 1 2 3; do
+        sleep 0.1
+        for fd in "${fds[@]}"; do expect_echo "$fd" "message $i"; done
+    done
+    for fd in "${fds[@]}"; do exec {fd}>&-; done
+    child=$(pgrep -P "$SERVER_PID" | head -n 1)
+    [ -n "$child" ] || fail "no traced server process under strace (pid $SERVER_PID)"
+    kill -TERM "$child"
+    server_stop 0
+    [ "$SERVER_STATUS" -eq 0 ] || fail "expected exit status 0 after SIGTERM, got $SERVER_STATUS"
+    echo "# $(grep -m 2 EPOLL_CTL_ADD "$trace" | sed 's/^[0-9]* *//' | paste -sd ' ' -)" >&3
+    adds=$(grep -c 'EPOLL_CTL_ADD, [0-9]*, {events=EPOLLIN|EPOLLOUT|EPOLLET, ' "$trace")
+    others=$(grep -v 'EPOLL_CTL_ADD, [0-9]*, {events=EPOLLIN|EPOLLOUT|EPOLLET, ' "$trace" | grep -c 'epoll_ctl(' || true)
+    # the listener and the 5 clients
+    [ "$adds" -eq 6 ] || fail "expected 6 EPOLL_CTL_ADD with EPOLLIN|EPOLLOUT|EPOLLET (listener + 5 clients), got $adds:
+$(cat "$trace")"
+    [ "$others" -eq 0 ] || fail "expected no other epoll_ctl() (no MOD, no DEL, no EPOLLRDHUP), got:
+$(grep 'epoll_ctl(' "$trace" | grep -v 'EPOLL_CTL_ADD, [0-9]*, {events=EPOLLIN|EPOLLOUT|EPOLLET, ')"
+}
+
+@test "echo-dotnet-async: strace -f -c, one ping-pong connection: one send per message, at most two receives, and what else it costs" {
+    require_strace
+    local trace="$BATS_TEST_TMPDIR/strace-c" msgs=1000 child recvs sends waits yields futexes
+    server_start strace -f -c -o "$trace" "$(chapter_bin echo-dotnet-async)" -p 0
+    run timeout 120 "$(tool_bin echo-load)" -p "$PORT" -c 1 -n "$msgs" -l 128
+    assert_success
+    assert_output --partial "errors 0"
+    child=$(pgrep -P "$SERVER_PID" | head -n 1)
+    [ -n "$child" ] || fail "no traced server process under strace (pid $SERVER_PID)"
+    kill -TERM "$child"
+    server_stop 0
+    [ "$SERVER_STATUS" -eq 0 ] || fail "expected exit status 0 after SIGTERM, got $SERVER_STATUS"
+    recvs=$(calls_of "$trace" recvfrom recvmsg read)
+    sends=$(calls_of "$trace" sendto sendmsg)
+    waits=$(calls_of "$trace" epoll_wait epoll_pwait)
+    yields=$(calls_of "$trace" sched_yield)
+    futexes=$(calls_of "$trace" futex)
+    echo "# $msgs messages: sendto $sends, recvfrom+read $recvs, epoll_wait $waits, sched_yield $yields, futex $futexes (under strace, which slows every call)" >&3
+    [ "$sends" -ge "$msgs" ] && [ "$sends" -le $((msgs + 20)) ] ||
+        fail "expected one send per message ($msgs), got $sends: $(cat "$trace")"
+    [ "$recvs" -le $((2 * msgs + 200)) ] || fail "expected at most two receives per message, got $recvs for $msgs"
+    [ "$waits" -gt 0 ] || fail "no epoll_wait() calls: $(cat "$trace")"
+}
+
+# ---- saea-recursion ------------------------------------------------------------------
+
+@test "saea-recursion: handled in a loop, 65,536 receives that finish at once stay one call deep" {
+    run timeout 60 "$(chapter_bin saea-recursion)"
+    assert_success
+    assert_line --index 0 "65536 bytes queued, received 1 at a time on a thread with a 1024 KiB stack, a receive that finished at once handled by a loop"
+    assert_line --regexp '^received 65536 bytes: [0-9]+ receives finished at once, [0-9]+ pending$'
+    assert_line "deepest nesting: 1 handler call, 0 KiB of stack"
+}
+
+@test "saea-recursion -r: by recursion, each receive that finishes at once is one call deeper" {
+    run timeout 60 "$(chapter_bin saea-recursion)" -r -n 1000
+    assert_success
+    assert_line "received 1000 bytes: 1001 receives finished at once, 0 pending"
+    assert_line --regexp '^deepest nesting: 1001 handler calls, [0-9]+ KiB of stack \([0-9]+ bytes a call\)$'
+}
+
+@test "saea-recursion -r: 65,536 of them overflow a 1 MiB stack, and the process dies (SIGABRT), no catch possible" {
+    # no core file for a crash we expect
+    run bash -c 'ulimit -c 0; exec timeout 60 "$0" -r 2>"$1"' "$(chapter_bin saea-recursion)" "$BATS_TEST_TMPDIR/stderr"
+    [ "$status" -eq 134 ] || fail "expected status 134 (SIGABRT), got $status; stdout: $output; stderr: $(head -n 5 "$BATS_TEST_TMPDIR/stderr")"
+    [ "$(head -n 1 "$BATS_TEST_TMPDIR/stderr")" = "Stack overflow." ] ||
+        fail "expected 'Stack overflow.' first on stderr, got: $(head -n 3 "$BATS_TEST_TMPDIR/stderr")"
+    echo "# stderr: $(head -n 1 "$BATS_TEST_TMPDIR/stderr") and $(($(wc -l <"$BATS_TEST_TMPDIR/stderr") - 1)) lines of stack trace" >&3
+    refute_output --partial "deepest nesting"
+}
