@@ -35,18 +35,8 @@ vm_kb() { awk '/^VmSize:/ { print $2 }' "/proc/$1/status"; }
 }
 
 @test "reap-wakeup: 10 clients at once each get their bytes back" {
-    local i pids=() failed=0
     server_start "$SERVER_BIN" -p 0
-    for ((i = 0; i < 10; i++)); do
-        payload "$BATS_TEST_TMPDIR/c$i" $((500 + i * 20000))
-        run_client -p "$PORT" -t 20 <"$BATS_TEST_TMPDIR/c$i" >"$BATS_TEST_TMPDIR/c$i.out" &
-        pids+=($!)
-    done
-    for ((i = 0; i < 10; i++)); do
-        wait "${pids[$i]}" || failed=1
-        cmp -s "$BATS_TEST_TMPDIR/c$i" "$BATS_TEST_TMPDIR/c$i.out" || failed=1
-    done
-    [ "$failed" -eq 0 ] || server_gone "some of 10 clients at once did not get their bytes back"
+    clients_at_once 10 '500 + i * 20000' -t 20 || server_gone "some of 10 clients at once did not get their bytes back"
     stop_within 5
 }
 

@@ -8,19 +8,8 @@ load ../helpers/common
 pool_bin() { impl_bin worker-pool echo-pool; }
 
 @test "worker-pool: 8 brief clients at once through 2 workers all get their bytes back" {
-    local i pids=() failed=0
     server_start "$(pool_bin)" -p 0 -w 2 -q 4
-    for ((i = 0; i < 8; i++)); do
-        payload "$BATS_TEST_TMPDIR/c$i" $((100 + i * 3000))
-        run_client -p "$PORT" <"$BATS_TEST_TMPDIR/c$i" >"$BATS_TEST_TMPDIR/c$i.out" &
-        pids+=($!)
-    done
-    for ((i = 0; i < 8; i++)); do
-        wait "${pids[$i]}" || { echo "client $i: echo-client status $?" >&2; failed=1; }
-        cmp -s "$BATS_TEST_TMPDIR/c$i" "$BATS_TEST_TMPDIR/c$i.out" ||
-            { echo "client $i: echoed bytes differ" >&2; failed=1; }
-    done
-    [ "$failed" -eq 0 ] || fail "some of 8 clients through 2 workers did not get their bytes back"
+    clients_at_once 8 '100 + i * 3000' || fail "some of 8 clients through 2 workers did not get their bytes back"
     stop_within 5
 }
 

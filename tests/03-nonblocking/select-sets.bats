@@ -11,19 +11,9 @@ setup() {
 }
 
 @test "select-sets: a message comes back, and 20 clients at once are all served" {
-    local i pids=() failed=0
     suite_start
     client_echo "hello, select"
-    for ((i = 0; i < 20; i++)); do
-        payload "$BATS_TEST_TMPDIR/c$i" $((1000 + i * 5000))
-        run_client -p "$PORT" -t 20 <"$BATS_TEST_TMPDIR/c$i" >"$BATS_TEST_TMPDIR/c$i.out" &
-        pids+=($!)
-    done
-    for ((i = 0; i < 20; i++)); do
-        wait "${pids[$i]}" || { echo "client $i: echo-client status $?" >&2; failed=1; }
-        cmp -s "$BATS_TEST_TMPDIR/c$i" "$BATS_TEST_TMPDIR/c$i.out" || { echo "client $i: echo differs" >&2; failed=1; }
-    done
-    [ "$failed" -eq 0 ] || server_gone "some of 20 clients connected at once did not get their bytes back"
+    clients_at_once 20 '1000 + i * 5000' -t 20 || server_gone "some of 20 clients connected at once did not get their bytes back"
     suite_stop_clean
 }
 

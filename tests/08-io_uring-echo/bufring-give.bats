@@ -22,19 +22,8 @@ setup() {
 }
 
 @test "bufring-give: 8 clients at once each get their bytes back, every buffer of the ring in use" {
-    local i pids=() failed=0
     server_start "${SERVER_CMD[@]}" -B 8 -s 1024 -v -p 0
-    for ((i = 0; i < 8; i++)); do
-        payload "$BATS_TEST_TMPDIR/c$i" $((50000 + i * 1000))
-        run_client -p "$PORT" -t 8 <"$BATS_TEST_TMPDIR/c$i" >"$BATS_TEST_TMPDIR/c$i.out" &
-        pids+=($!)
-    done
-    for ((i = 0; i < 8; i++)); do
-        wait "${pids[$i]}" || { echo "client $i: echo-client status $?" >&2; failed=1; }
-        cmp -s "$BATS_TEST_TMPDIR/c$i" "$BATS_TEST_TMPDIR/c$i.out" ||
-            { echo "client $i: echoed bytes differ: $(cmp "$BATS_TEST_TMPDIR/c$i" "$BATS_TEST_TMPDIR/c$i.out" 2>&1 | head -n 1)" >&2; failed=1; }
-    done
-    [ "$failed" -eq 0 ] || server_gone "some of 8 clients over 8 buffers did not get their bytes back intact"
+    clients_at_once 8 '50000 + i * 1000' -t 8 || server_gone "some of 8 clients over 8 buffers did not get their bytes back intact"
     suite_stop_clean
     echo "# $(grep '^stats:' "$SERVER_ERR")" >&3
 }

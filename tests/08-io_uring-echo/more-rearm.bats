@@ -16,19 +16,9 @@ setup() {
 }
 
 @test "more-rearm: when the ring runs dry (ENOBUFS) every connection's recv is re-armed: 16 clients over 8 buffers" {
-    local i pids=() failed=0 n
+    local n
     server_start "${SERVER_CMD[@]}" -B 8 -s 1024 -v -p 0
-    for ((i = 0; i < 16; i++)); do
-        payload "$BATS_TEST_TMPDIR/c$i" 200000
-        run_client -p "$PORT" -t 8 <"$BATS_TEST_TMPDIR/c$i" >"$BATS_TEST_TMPDIR/c$i.out" &
-        pids+=($!)
-    done
-    for ((i = 0; i < 16; i++)); do
-        wait "${pids[$i]}" || { echo "client $i: echo-client status $? (3: timed out, its connection stalled)" >&2; failed=1; }
-        cmp -s "$BATS_TEST_TMPDIR/c$i" "$BATS_TEST_TMPDIR/c$i.out" ||
-            { echo "client $i: echoed bytes differ" >&2; failed=1; }
-    done
-    [ "$failed" -eq 0 ] || server_gone "some of 16 clients sharing 8 buffers stalled: a recv that ended without F_MORE was never re-armed?"
+    clients_at_once 16 200000 -t 8 || server_gone "some of 16 clients sharing 8 buffers stalled: a recv that ended without F_MORE was never re-armed?"
     suite_stop_clean
     n=$(stat_of ENOBUFS)
     echo "# 16 clients x 200 KB over 8 buffers of 1 KiB: $(grep '^stats:' "$SERVER_ERR")" >&3

@@ -27,19 +27,9 @@ $(cat "$SERVER_ERR")"
 }
 
 @test "accept-repost: 50 clients at once, after 20 have come and gone: every one echoed" {
-    local i pids=() failed=0
     suite_start
     run timeout 20 "$(tool_bin echo-load)" -p "$PORT" -c 20 -n 5 -l 100 -t 5
     [ "$status" -eq 0 ] || server_gone "echo-load (20 connections): $output"
-    for ((i = 0; i < 50; i++)); do
-        payload "$BATS_TEST_TMPDIR/c$i" $((1 + (i * 7919) % 5000))
-        run_client -p "$PORT" -t 5 <"$BATS_TEST_TMPDIR/c$i" >"$BATS_TEST_TMPDIR/c$i.out" &
-        pids+=($!)
-    done
-    for ((i = 0; i < 50; i++)); do
-        wait "${pids[$i]}" || { echo "client $i: echo-client status $?" >&2; failed=1; }
-        cmp -s "$BATS_TEST_TMPDIR/c$i" "$BATS_TEST_TMPDIR/c$i.out" || failed=1
-    done
-    [ "$failed" -eq 0 ] || server_gone "some of 50 clients were not echoed after 20 had come and gone"
+    clients_at_once 50 '1 + (i * 7919) % 5000' -t 5 || server_gone "some of 50 clients were not echoed after 20 had come and gone"
     suite_stop_clean
 }

@@ -52,19 +52,8 @@ $(cat "$SERVER_ERR")"
 }
 
 @test "iocp-dispatch: 50 clients at once, then 20 connections of 100 messages each, all echoed" {
-    local i pids=() failed=0
     suite_start
-    for ((i = 0; i < 50; i++)); do
-        payload "$BATS_TEST_TMPDIR/c$i" $((1 + (i * 7919) % 20000))
-        run_client -p "$PORT" -t 8 <"$BATS_TEST_TMPDIR/c$i" >"$BATS_TEST_TMPDIR/c$i.out" &
-        pids+=($!)
-    done
-    for ((i = 0; i < 50; i++)); do
-        wait "${pids[$i]}" || { echo "client $i: echo-client status $?" >&2; failed=1; }
-        cmp -s "$BATS_TEST_TMPDIR/c$i" "$BATS_TEST_TMPDIR/c$i.out" ||
-            { echo "client $i: echoed bytes differ" >&2; failed=1; }
-    done
-    [ "$failed" -eq 0 ] || server_gone "some of 50 concurrent clients did not get their bytes back"
+    clients_at_once 50 '1 + (i * 7919) % 20000' -t 8 || server_gone "some of 50 concurrent clients did not get their bytes back"
     run timeout 30 "$(tool_bin echo-load)" -p "$PORT" -c 20 -n 100 -l 300 -t 10
     assert_success
     assert_output --partial "errors 0"

@@ -14,6 +14,7 @@
 #   client_echo LINE [SECS]   one echo-client sends LINE: it must come back
 #   slow_reader_echo IN SECS  IN through a slow-reading echo-client: it must come back
 #   slow_reader_bytes IN SECS the same, judged by the bytes alone
+#   clients_at_once N SIZE [ARGS...]  N echo-clients at once, each with its own payload
 #   payload FILE BYTES        random binary payload that certainly contains NUL bytes
 #   faults_env ...            env(1) arguments that preload the faults shim
 #
@@ -261,6 +262,29 @@ slow_reader_bytes() {
         server_exited && server_gone "the server died"
         fail "sent $(stat -c %s "$in") bytes, got $(stat -c %s "$in.out") back within $2 s"
     fi
+}
+
+# clients_at_once N SIZE [ARGS...]: N echo-clients at once (run_client -p
+# $PORT ARGS), client i sending its own random payload of SIZE bytes, an
+# arithmetic expression that may use i ('200000', '100 + i * 3000'). Says on
+# stderr which clients failed, and how; returns 1 unless every one exited 0
+# with its own bytes back (the test says what that means).
+clients_at_once() {
+    local n="$1" size="$2" i f pids=() failed=0
+    shift 2
+    for ((i = 0; i < n; i++)); do
+        f="$BATS_TEST_TMPDIR/c$i"
+        payload "$f" $((size))
+        run_client -p "$PORT" "$@" <"$f" >"$f.out" &
+        pids+=($!)
+    done
+    for ((i = 0; i < n; i++)); do
+        f="$BATS_TEST_TMPDIR/c$i"
+        wait "${pids[$i]}" || { echo "client $i: echo-client status $?" >&2; failed=1; }
+        cmp -s "$f" "$f.out" ||
+            { echo "client $i: echoed bytes differ: $(cmp "$f" "$f.out" 2>&1 | head -n 1)" >&2; failed=1; }
+    done
+    [ "$failed" -eq 0 ]
 }
 
 # ---- the server process, seen from /proc -------------------------------------
