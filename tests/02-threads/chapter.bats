@@ -6,6 +6,7 @@ bats_require_minimum_version 1.5.0
 
 load ../helpers/common
 load ../helpers/echo_suite
+load pool
 
 threads_bin() { chapter_bin echo-threads; }
 pool_bin() { chapter_bin echo-pool; }
@@ -182,45 +183,11 @@ $output"
 # --- echo-pool: a fixed pool starves ---------------------------------------
 
 @test "with a pool of 2, the third client waits until one of the first two leaves" {
-    local a b c
-    server_start "$(pool_bin)" -p 0 -w 2
-    conn_open a
-    conn_open b
-    expect_echo "$a" one
-    expect_echo "$b" two
-    # The handshake completes (the kernel accepts), yet no worker reads.
-    conn_open c
-    printf 'three\n' >&"$c"
-    expect_no_echo "$c" "the third client"
-    exec {a}>&-
-    expect_line "$c" three "on the third client once the first left"
-    expect_echo "$b" "two again"
-    stop_within 5
-    exec {b}>&- {c}>&-
+    pool_third_client_waits "$(pool_bin)" "two again"
 }
 
 @test "echo-pool: with the queue full, later clients wait in the backlog and are served in turn" {
-    local a b c d
-    # One worker, one queue slot: a is served, b is queued, the main thread
-    # sleeps in push with c, and d waits in the kernel's accept backlog.
-    server_start "$(pool_bin)" -p 0 -w 1 -q 1
-    conn_open a
-    expect_echo "$a" a
-    conn_open b
-    conn_open c
-    conn_open d
-    printf 'b\n' >&"$b"
-    printf 'c\n' >&"$c"
-    printf 'd\n' >&"$d"
-    expect_no_echo "$d" "the fourth client"
-    exec {a}>&-
-    expect_line "$b" b "once a left"
-    exec {b}>&-
-    expect_line "$c" c "once b left"
-    exec {c}>&-
-    expect_line "$d" d "once c left"
-    stop_within 5
-    exec {d}>&-
+    pool_served_in_turn "$(pool_bin)" d "the fourth client"
 }
 
 @test "echo-pool: SIGTERM with busy workers, a full queue and a waiting acceptor exits 0 within 5 s" {

@@ -4,6 +4,7 @@
 # Runs against $IMPL: solutions by default, exercises with `make ex`.
 
 load ../helpers/common
+load pool
 
 pool_bin() { impl_bin worker-pool echo-pool; }
 
@@ -14,43 +15,11 @@ pool_bin() { impl_bin worker-pool echo-pool; }
 }
 
 @test "worker-pool: with 2 workers, the third client waits until one of the first two leaves" {
-    local a b c
-    server_start "$(pool_bin)" -p 0 -w 2
-    conn_open a
-    conn_open b
-    expect_echo "$a" one
-    expect_echo "$b" two
-    conn_open c
-    printf 'three\n' >&"$c"
-    expect_no_echo "$c" "the third client"
-    exec {a}>&-
-    expect_line "$c" three "on the third client once the first left"
-    stop_within 5
-    exec {b}>&- {c}>&-
+    pool_third_client_waits "$(pool_bin)"
 }
 
 @test "worker-pool: with the queue full the acceptor waits, and every client is served in turn" {
-    local a b c d
-    # One worker and one slot: a is served, b is queued, the acceptor waits
-    # in push with c, d waits in the kernel's backlog.
-    server_start "$(pool_bin)" -p 0 -w 1 -q 1
-    conn_open a
-    expect_echo "$a" a
-    conn_open b
-    conn_open c
-    conn_open d
-    printf 'b\n' >&"$b"
-    printf 'c\n' >&"$c"
-    printf 'd\n' >&"$d"
-    expect_no_echo "$b" "the second client"
-    exec {a}>&-
-    expect_line "$b" b "once a left"
-    exec {b}>&-
-    expect_line "$c" c "once b left"
-    exec {c}>&-
-    expect_line "$d" d "once c left"
-    stop_within 5
-    exec {d}>&-
+    pool_served_in_turn "$(pool_bin)" b "the second client"
 }
 
 @test "worker-pool: SIGTERM wakes idle workers waiting on an empty queue (exit 0 within 5 s)" {
