@@ -21,15 +21,23 @@ over_limit_sees_eof() {
     fi
 }
 
-@test "spare-fd: under ulimit -n 12, a client over the limit reads EOF at once instead of waiting" {
-    local fds=() i fd
+# start_at_limit WHO: the server under ulimit -n 12, and 10 clients, their
+# fds added to the test's fds array: the first is served, and the 10th, over
+# the limit, reads EOF at once (WHO names it in a failure).
+start_at_limit() {
+    local i fd
     server_start bash -c 'ulimit -n 12 && exec "$@"' _ "${SERVER_CMD[@]}" -p 0
     for ((i = 0; i < 10; i++)); do
         conn_open fd
         fds+=("$fd")
     done
     expect_echo "${fds[0]}" "first client"
-    over_limit_sees_eof "${fds[9]}" "the 10th client, over the limit"
+    over_limit_sees_eof "${fds[9]}" "$1"
+}
+
+@test "spare-fd: under ulimit -n 12, a client over the limit reads EOF at once instead of waiting" {
+    local fds=() fd
+    start_at_limit "the 10th client, over the limit"
     grep -q 'closing waiting connections at once' "$SERVER_ERR" ||
         fail "expected the shedding to be logged, got: $(cat "$SERVER_ERR")"
     for fd in "${fds[@]}"; do exec {fd}>&-; done
@@ -38,13 +46,7 @@ over_limit_sees_eof() {
 
 @test "spare-fd: the spare is taken back: later clients over the limit are turned away at once too" {
     local fds=() more=() i fd
-    server_start bash -c 'ulimit -n 12 && exec "$@"' _ "${SERVER_CMD[@]}" -p 0
-    for ((i = 0; i < 10; i++)); do
-        conn_open fd
-        fds+=("$fd")
-    done
-    expect_echo "${fds[0]}" "first client"
-    over_limit_sees_eof "${fds[9]}" "the 10th client"
+    start_at_limit "the 10th client"
     for ((i = 0; i < 3; i++)); do
         conn_open fd
         more+=("$fd")
@@ -57,13 +59,7 @@ over_limit_sees_eof() {
 
 @test "spare-fd: a client that takes a freed slot is served, and shedding later clients leaves it alone" {
     local fds=() i fd a
-    server_start bash -c 'ulimit -n 12 && exec "$@"' _ "${SERVER_CMD[@]}" -p 0
-    for ((i = 0; i < 10; i++)); do
-        conn_open fd
-        fds+=("$fd")
-    done
-    expect_echo "${fds[0]}" "first client"
-    over_limit_sees_eof "${fds[9]}" "the 10th client"
+    start_at_limit "the 10th client"
     # one client leaves: its slot goes to the next one, which must be served
     fd=${fds[1]}
     exec {fd}>&-
