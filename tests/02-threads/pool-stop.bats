@@ -4,6 +4,7 @@
 # chapter's own code; `make ex` uses the learner's copy).
 
 load ../helpers/common
+load pool
 
 setup() {
     SERVER_BIN="$(impl_bin pool-stop echo-pool)"
@@ -11,16 +12,7 @@ setup() {
 
 @test "pool-stop: SIGTERM with every worker busy, a client queued and the acceptor waiting exits 0 within 5 s" {
     local fds=() fd i line
-    # 2 workers, 1 slot: clients 0 and 1 are served, 2 is queued, the main
-    # thread waits in push with 3, and 4 waits in the kernel's backlog.
-    server_start "$SERVER_BIN" -p 0 -w 2 -q 1
-    for ((i = 0; i < 5; i++)); do
-        conn_open fd
-        fds+=("$fd")
-    done
-    expect_echo "${fds[0]}" first
-    expect_echo "${fds[1]}" second
-    stop_within 5
+    pool_stop_when_full "$SERVER_BIN"
     for i in 0 1; do
         fd=${fds[$i]}
         if read -r -t 5 line <&"$fd"; then

@@ -1,12 +1,13 @@
-# tests/02-threads/pool.bash: the scenarios of echo-pool's starvation that
-# chapter.bats checks on the chapter's echo-pool and worker-pool.bats on
-# the exercise's.
+# tests/02-threads/pool.bash: scenarios of echo-pool's starvation and
+# shutdown that chapter.bats checks on the chapter's echo-pool, and the
+# exercise files (worker-pool, pool-stop) on theirs.
 #
 #   load ../helpers/common
 #   load pool
 #
 #   pool_third_client_waits BIN [LINE]   2 workers, 2 clients: the third waits
 #   pool_served_in_turn BIN QUIET WHO    1 worker, 1 slot: 4 clients served in turn
+#   pool_stop_when_full BIN              2 workers busy, 1 slot taken, SIGTERM: exit 0
 
 # pool_third_client_waits BIN [LINE]: echo-pool BIN with 2 workers serves
 # clients a and b; a third, c, connects (the kernel accepts it) and sends a
@@ -57,4 +58,21 @@ pool_served_in_turn() {
     expect_line "$d" d "once c left"
     stop_within 5
     exec {d}>&-
+}
+
+# pool_stop_when_full BIN: echo-pool BIN with 2 workers and 1 queue slot,
+# and 5 clients, their fds added to the test's fds array: clients 0 and 1
+# are served, 2 is queued, the main thread waits in push with 3, and 4 waits
+# in the kernel's backlog. SIGTERM then exits 0 within 5 s. The test closes
+# the fds.
+pool_stop_when_full() {
+    local i fd
+    server_start "$1" -p 0 -w 2 -q 1
+    for ((i = 0; i < 5; i++)); do
+        conn_open fd
+        fds+=("$fd")
+    done
+    expect_echo "${fds[0]}" first
+    expect_echo "${fds[1]}" second
+    stop_within 5
 }

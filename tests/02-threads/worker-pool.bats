@@ -30,14 +30,7 @@ pool_bin() { impl_bin worker-pool echo-pool; }
 }
 
 @test "worker-pool: SIGTERM wakes busy workers and an acceptor waiting on a full queue (exit 0 within 5 s)" {
-    local fds=() fd i
-    server_start "$(pool_bin)" -p 0 -w 2 -q 1
-    for ((i = 0; i < 5; i++)); do
-        conn_open fd
-        fds+=("$fd")
-    done
-    expect_echo "${fds[0]}" first
-    expect_echo "${fds[1]}" second
-    stop_within 5
+    local fds=() fd
+    pool_stop_when_full "$(pool_bin)"
     for fd in "${fds[@]}"; do exec {fd}>&-; done
 }
