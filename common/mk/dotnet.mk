@@ -8,11 +8,12 @@
 #     include ../../common/mk/dotnet.mk
 #
 # Each NAME is the folder dotnet/NAME/ beside the Makefile, holding
-# NAME.csproj (which imports common/dotnet/Course.props) and its .cs files.
-# `dotnet build` puts it, with its .dll and .runtimeconfig.json, in
-# build/<the folder>/dotnet/NAME/; the apphost is linked from
-# build/<the folder>/NAME, so a C# program runs like the C ones:
-# build/chapters/05-epoll-edge/echo-dotnet-async -p 0.
+# NAME.csproj (which imports common/dotnet/Course.props) and its .cs files,
+# and perhaps a project it references in a subfolder. `dotnet build
+# --artifacts-path` puts each project's output in its own folder under
+# build/<the folder>/dotnet/NAME/ (bin/PROJECT/release/, obj/PROJECT/); the
+# apphost is linked from build/<the folder>/NAME, so a C# program runs like
+# the C ones: build/chapters/05-epoll-edge/echo-dotnet-async -p 0.
 #
 # The build is offline and leaves nothing outside build/: no package source
 # (common/dotnet/nuget.config clears them; the programs use the framework
@@ -29,13 +30,15 @@
 ifndef COURSE_DOTNET_MK
 COURSE_DOTNET_MK := 1
 
-include $(dir $(lastword $(MAKEFILE_LIST)))config.mk
+DOTNET_MK := $(abspath $(lastword $(MAKEFILE_LIST)))
+include $(dir $(DOTNET_MK))config.mk
 
 DOTNET ?= dotnet
 DOTNET_HERE := $(abspath $(CURDIR))
 DOTNET_REL := $(patsubst $(TOP)/%,%,$(DOTNET_HERE))
 DOTNET_OUT := $(BUILD)/$(DOTNET_REL)
-DOTNET_COMMON := $(wildcard $(TOP)/common/dotnet/*)
+# A program is out of date when its sources, common/dotnet/ or these rules change.
+DOTNET_COMMON := $(wildcard $(TOP)/common/dotnet/*) $(DOTNET_MK)
 
 # The newest SDK's major version (8, 10...), read without starting the SDK
 # itself: `dotnet --list-sdks` is answered by the native host.
@@ -86,17 +89,16 @@ dotnet: $(DOTNET_LINKS)
 # dotnet build leaves an unchanged apphost's time alone: touch it, so that
 # make sees the program up to date.
 define dotnet_rule
-$(DOTNET_OUT)/$(1): $(wildcard $(DOTNET_HERE)/dotnet/$(1)/*.cs $(DOTNET_HERE)/dotnet/$(1)/*.csproj) $(DOTNET_COMMON)
+$(DOTNET_OUT)/$(1): $(wildcard $(DOTNET_HERE)/dotnet/$(1)/*.cs* $(DOTNET_HERE)/dotnet/$(1)/*/*.cs*) $(DOTNET_COMMON)
 	@mkdir -p $(DOTNET_OUT)/dotnet/$(1) $(DOTNET_HOME)/tmp
 	@$(if $(Q),echo "  DOTNET  $(DOTNET_REL)/dotnet/$(1)")
 	@major="$$(DOTNET_MAJOR)"; [ "$$$${major:-0}" -ge 8 ] || \
 	    { echo "$(DOTNET_REL)/dotnet/$(1): needs the .NET SDK 8 or newer; $(DOTNET) --list-sdks shows: $$$$($(DOTNET) --list-sdks 2>&1 | tr '\n' ' ')" >&2; exit 1; }
-	$(Q)if $$(DOTNET_BUILD) -p:BaseIntermediateOutputPath=$(DOTNET_OUT)/dotnet/$(1)/obj/ \
-	    -o $(DOTNET_OUT)/dotnet/$(1)/ $(DOTNET_HERE)/dotnet/$(1)/$(1).csproj \
+	$(Q)if $$(DOTNET_BUILD) --artifacts-path $(DOTNET_OUT)/dotnet/$(1) $(DOTNET_HERE)/dotnet/$(1)/$(1).csproj \
 	    >$(DOTNET_OUT)/dotnet/$(1)/build.log 2>&1; then \
 	    grep -E ': warning ' $(DOTNET_OUT)/dotnet/$(1)/build.log | sort -u || true; \
 	else cat $(DOTNET_OUT)/dotnet/$(1)/build.log; exit 1; fi
-	$(Q)touch $(DOTNET_OUT)/dotnet/$(1)/$(1) && ln -sfn dotnet/$(1)/$(1) $$@
+	$(Q)touch $(DOTNET_OUT)/dotnet/$(1)/bin/$(1)/release/$(1) && ln -sfn dotnet/$(1)/bin/$(1)/release/$(1) $$@
 endef
 $(foreach p,$(DOTNET_PROGS),$(eval $(call dotnet_rule,$(p))))
 endif
