@@ -41,9 +41,9 @@ enum emfile_policy { EMFILE_PAUSE, EMFILE_SPARE, EMFILE_LOG };
 
 struct server {
     int epfd;
-    struct watch sig;      /* signalfd: SIGINT/SIGTERM */
-    struct watch listener; /* non-blocking listening socket */
-    struct conn *conns;    /* every open connection (a list, for shutdown) */
+    struct watch sig;       /* signalfd: SIGINT/SIGTERM */
+    struct watch listener;  /* non-blocking listening socket */
+    struct list_node conns; /* every open connection (conn.link), for shutdown */
     enum emfile_policy policy;
     bool accept_paused;  /* EMFILE_PAUSE: the listener is out of the interest list */
     long long paused_at; /* when, in ms (CLOCK_MONOTONIC) */
@@ -58,14 +58,9 @@ static int watch_add(int epfd, struct watch *w, uint32_t events)
     return epoll_ctl(epfd, EPOLL_CTL_ADD, w->fd, &ev) < 0 ? -errno : 0;
 }
 
-static void server__drop(struct server *s, struct conn *c)
+static void server__drop(struct conn *c)
 {
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        s->conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
+    list_remove(&c->link);
     conn_free(c); /* close() removes it from the interest list: no EPOLL_CTL_DEL needed */
 }
 
@@ -168,10 +163,7 @@ static void server__accept(struct server *s)
                 close(fd);
             continue;
         }
-        c->next = s->conns;
-        if (s->conns)
-            s->conns->prev = c;
-        s->conns = c;
+        list_insert(&s->conns, &c->link);
     }
 }
 /* end snippet */
@@ -182,13 +174,13 @@ static void server__serve(struct server *s, struct conn *c, uint32_t events)
     int err;
 
     if (conn_on_events(c, events) == CONN_CLOSE) {
-        server__drop(s, c);
+        server__drop(c);
         server__pause_accept(s, false); /* an fd was freed: accept again */
         return;
     }
     if ((err = conn_update_interest(c, s->epfd)) < 0) {
         fprintf(stderr, "epoll_ctl(MOD, fd=%d): %s, closing it\n", c->w.fd, strerror(-err));
-        server__drop(s, c);
+        server__drop(c);
     }
 }
 /* end snippet */
@@ -225,6 +217,7 @@ int main(int argc, char **argv)
 
     net_cli_parse(&cli, argc, argv, "A single-threaded echo server on level-triggered epoll.",
                   &extra);
+    list_init(&s.conns);
     /* Before listening: a test may send SIGTERM as soon as it sees the port. */
     s.sig = (struct watch){WATCH_SIGNAL, net_signalfd_or_die(SFD_NONBLOCK)};
     s.listener = (struct watch){WATCH_LISTENER, net_listen_or_die(&cli, SOMAXCONN)};
@@ -262,8 +255,8 @@ int main(int argc, char **argv)
     }
     /* end snippet */
 
-    while (s.conns)
-        server__drop(&s, s.conns);
+    while (!list_empty(&s.conns))
+        server__drop(list_first_entry(&s.conns, struct conn, link));
     close(s.epfd);
     if (s.spare_fd >= 0)
         close(s.spare_fd);

@@ -17,6 +17,7 @@
 #include <sys/epoll.h>
 
 #include "buf.h"
+#include "list.h"
 
 /* Room asked of each read(), as in chapter 04. */
 #define CONN_READ_CHUNK (64 * 1024)
@@ -38,13 +39,13 @@ struct watch {
 };
 
 struct conn {
-    struct watch w;           /* first: data.ptr points here */
-    bool readable;            /* an EPOLLIN edge came, and no read() has said EAGAIN since */
-    bool writable;            /* no write() has said EAGAIN since the last EPOLLOUT edge */
-    bool peer_eof;            /* the client half-closed: send what is left, then close */
-    struct buf out;           /* read from the client, not yet echoed back */
-    int turn_reads;           /* read() calls in the last conn_run(), for statistics */
-    struct conn *prev, *next; /* every open connection, to close them all on exit */
+    struct watch w;        /* first: data.ptr points here */
+    bool readable;         /* an EPOLLIN edge came, and no read() has said EAGAIN since */
+    bool writable;         /* no write() has said EAGAIN since the last EPOLLOUT edge */
+    bool peer_eof;         /* the client half-closed: send what is left, then close */
+    struct buf out;        /* read from the client, not yet echoed back */
+    int turn_reads;        /* read() calls in the last conn_run(), for statistics */
+    struct list_node link; /* in the loop's list of open connections, for shutdown */
 };
 /* end snippet */
 

@@ -56,12 +56,7 @@ static void loop__retry_accept(struct loop *l)
 
 static void loop__drop(struct loop *l, struct conn *c)
 {
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        l->conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
+    list_remove(&c->link);
     conn_close(c);
     free(c);
     /* An fd is free again. The clients waiting in the backlog since EMFILE
@@ -91,10 +86,7 @@ static void loop__add_conn(struct loop *l, int fd)
         free(c);
         return;
     }
-    c->next = l->conns;
-    if (l->conns)
-        l->conns->prev = c;
-    l->conns = c;
+    list_insert(&l->conns, &c->link);
     l->stats.accepted++;
 }
 
@@ -186,6 +178,7 @@ void loop_init(struct loop *l, int listen_fd, int sig_fd, int read_budget, bool 
         .forget = forget,
     };
     l->ready_tail = &l->ready;
+    list_init(&l->conns);
     if ((err = net_set_nonblocking(listen_fd)) < 0)
         net_die(-err, "fcntl(fd=%d, F_SETFL, O_NONBLOCK)", listen_fd);
     if ((l->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
@@ -241,9 +234,10 @@ void loop_run(struct loop *l)
 
 void loop_close(struct loop *l)
 {
-    while (l->conns) {
-        struct conn *c = l->conns;
-        l->conns = c->next;
+    struct list_node *n, *next;
+
+    list_for_each_safe(n, next, &l->conns) {
+        struct conn *c = list_entry(n, struct conn, link);
         conn_close(c);
         free(c);
     }

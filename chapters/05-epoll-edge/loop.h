@@ -21,7 +21,7 @@ struct loop {
     int epfd;
     struct watch listener;     /* non-blocking listening socket, owned by the loop */
     struct watch sig;          /* signalfd, shared: watched, never read */
-    struct conn *conns;        /* every open connection */
+    struct list_node conns;    /* every open connection (conn.link) */
     struct watch *ready;       /* the loop's own ready list: work no edge will announce */
     struct watch **ready_tail; /* where the next one goes (FIFO: fair turns) */
     int read_budget;           /* reads per connection per turn; 0: until EAGAIN */

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "list.h"
 #include "udata.h"
 
 #define BASIC_BUF_SIZE (16 * 1024) /* per connection, unless -s says otherwise */
@@ -25,11 +26,11 @@
 /* snippet: conn */
 struct conn {
     int fd;
-    bool busy;       /* its one request (recv or send) has not completed yet */
-    uint64_t req_ud; /* that request's user_data, to cancel it at shutdown */
-    size_t len;      /* bytes the last recv put in buf (of server.buf_size) */
-    size_t sent;     /* how many of them the kernel has sent so far */
-    struct conn *prev, *next;
+    bool busy;             /* its one request (recv or send) has not completed yet */
+    uint64_t req_ud;       /* that request's user_data, to cancel it at shutdown */
+    size_t len;            /* bytes the last recv put in buf (of server.buf_size) */
+    size_t sent;           /* how many of them the kernel has sent so far */
+    struct list_node link; /* in server.conns */
     /* The kernel writes into buf (recv) or reads from it (send) after the
      * submitting call has returned, until the completion arrives: the
      * struct may only be freed once no request uses it. */
@@ -40,7 +41,7 @@ struct conn {
 struct server {
     struct io_uring ring;
     int listen_fd, signal_fd;
-    struct conn *conns;      /* every open connection, for shutdown */
+    struct list_node conns;  /* every open connection (conn.link), for shutdown */
     unsigned long in_flight; /* requests submitted whose CQE has not come yet */
     bool stopping;           /* SIGINT/SIGTERM: cancel everything, then exit */
     bool accept_armed;       /* an accept request is in flight */

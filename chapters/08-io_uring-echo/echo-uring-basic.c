@@ -84,12 +84,7 @@ static void server__queue_accept(struct server *s)
 
 void conn_close(struct server *s, struct conn *c)
 {
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        s->conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
+    list_remove(&c->link);
     close(c->fd);
     free(c);
     /* An fd is free again: if accepting was paused for lack of fds, resume. */
@@ -141,10 +136,7 @@ static void server__on_accept(struct server *s, int res)
     net_set_nodelay(c->fd);
     if (s->sndbuf > 0)
         setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &s->sndbuf, sizeof(s->sndbuf));
-    c->next = s->conns;
-    if (s->conns)
-        s->conns->prev = c;
-    s->conns = c;
+    list_insert(&s->conns, &c->link);
     conn_queue_recv(s, c);
 }
 
@@ -154,14 +146,18 @@ static void server__on_accept(struct server *s, int res)
  * into be freed: the loop runs until in_flight is 0. */
 static void server__stop(struct server *s)
 {
+    struct list_node *n;
+
     s->stopping = true;
     if (s->accept_armed)
         io_uring_prep_cancel64(server__sqe(s, NULL, OP_CANCEL), ud_pack(NULL, OP_ACCEPT), 0);
     if (s->timer_armed)
         io_uring_prep_cancel64(server__sqe(s, NULL, OP_CANCEL), ud_pack(NULL, OP_TIMER), 0);
-    for (struct conn *c = s->conns; c; c = c->next)
+    list_for_each(n, &s->conns) {
+        struct conn *c = list_entry(n, struct conn, link);
         if (c->busy)
             io_uring_prep_cancel64(server__sqe(s, NULL, OP_CANCEL), c->req_ud, 0);
+    }
 }
 /* end snippet */
 
@@ -256,6 +252,7 @@ int main(int argc, char **argv)
     int ret, status = 0;
 
     net_cli_parse(&cli, argc, argv, "An io_uring echo server: single-shot requests.", &extra);
+    list_init(&s.conns);
     s.sndbuf = o.sndbuf;
     s.buf_size = o.buf_size;
     ring_open_checked(&s.ring, "echo-uring-basic", RING_ENTRIES, 0, 0, 0,
@@ -290,8 +287,8 @@ int main(int argc, char **argv)
     }
     /* end snippet */
 
-    while (s.conns)
-        conn_close(&s, s.conns);
+    while (!list_empty(&s.conns))
+        conn_close(&s, list_first_entry(&s.conns, struct conn, link));
     if (o.stats)
         fprintf(stderr, "stats: accepted %llu, recv CQEs %llu, send CQEs %llu, short sends %llu\n",
                 s.accepted, s.recvs, s.sends, s.short_sends);

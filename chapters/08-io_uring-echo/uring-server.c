@@ -92,16 +92,16 @@ static void server__on_accept(struct server *s, const struct io_uring_cqe *cqe)
 
 static void server__stop(struct server *s)
 {
+    struct list_node *n, *next;
+
     s->stopping = true;
     if (s->accept_armed)
         io_uring_prep_cancel_fd(server_sqe(s, NULL, OP_CANCEL), s->listen_fd,
                                 IORING_ASYNC_CANCEL_ALL);
     if (s->timer_armed)
         io_uring_prep_cancel64(server_sqe(s, NULL, OP_CANCEL), ud_pack(NULL, OP_TIMER), 0);
-    for (struct conn *c = s->conns, *next; c; c = next) {
-        next = c->next;
-        conn_update(s, c); /* cancels, or frees c */
-    }
+    list_for_each_safe(n, next, &s->conns)
+        conn_update(s, list_entry(n, struct conn, link)); /* cancels, or frees it */
 }
 
 static void server__complete(struct server *s, const struct io_uring_cqe *cqe)
@@ -267,6 +267,7 @@ int userver_main(int argc, char **argv, const char *prog, const char *summary, u
     int ret, status;
 
     net_cli_parse(&cli, argc, argv, summary, &extra);
+    list_init(&s.conns);
     s.sndbuf = o.sndbuf;
     /* snippet: defer */
     /* A recv that waited for bytes is finished by "task work" run in this
@@ -294,8 +295,8 @@ int userver_main(int argc, char **argv, const char *prog, const char *summary, u
     server_arm_accept(&s);
     status = server__run(&s);
 
-    while (s.conns)
-        conn_free(&s, s.conns);
+    while (!list_empty(&s.conns))
+        conn_free(&s, list_first_entry(&s.conns, struct conn, link));
     if (o.stats)
         fprintf(stderr,
                 "stats: accepted %llu, recv CQEs %llu, send CQEs %llu, short sends %llu, "

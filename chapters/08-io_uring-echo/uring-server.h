@@ -11,6 +11,7 @@
 #define CH08_URING_SERVER_H
 
 #include "bufring.h"
+#include "list.h"
 #include "udata.h"
 
 #include <liburing.h>
@@ -50,9 +51,11 @@ struct conn {
     unsigned q_len;  /* how many */
     /* past CONN_MAX_BUFS: bytes copied out, echoed after the queue */
     struct chunk *spill_head, *spill_tail;
-    unsigned spill_len; /* how many chunks */
-    unsigned q_off;     /* bytes of the head sent (a buffer; a chunk once the queue is empty) */
-    struct conn *prev, *next, *starved_next;
+    unsigned spill_len;    /* how many chunks */
+    unsigned q_off;        /* bytes of the head sent (a buffer; a chunk once the queue is empty) */
+    struct list_node link; /* in server.conns */
+    /* while starved: the next on the server's starved list (a FIFO of its own) */
+    struct conn *starved_next;
 };
 /* end snippet */
 
@@ -62,7 +65,7 @@ struct server {
     int *next_bid;    /* per buffer id: the next one in its connection's queue */
     unsigned *len_of; /* per buffer id: the bytes received into it */
     int listen_fd, signal_fd;
-    struct conn *conns; /* every connection not yet freed */
+    struct list_node conns; /* every connection not yet freed (conn.link) */
     struct conn *starved_head, *starved_tail;
     unsigned long in_flight; /* requests that will still post a CQE */
     bool stopping, accept_armed, accept_paused, timer_armed;

@@ -189,8 +189,8 @@ static int server_shutdown(struct server *srv, struct worker *workers, int nwork
     WaitForMultipleObjects((DWORD)nworkers, threads, TRUE, INFINITE);
 
     CancelIoEx((HANDLE)srv->listener, NULL);
-    while (srv->conns)
-        conn_close(srv->conns);
+    while (!list_empty(&srv->conns))
+        conn_close(list_first_entry(&srv->conns, struct conn, link));
     while (srv->in_flight > 0) {
         if (!GetQueuedCompletionStatusEx(srv->port, done, WORKER_BATCH, &n, 10000, FALSE)) {
             win_warn(GetLastError(), "shutdown: %ld operations still in flight after 10 s",
@@ -240,6 +240,7 @@ int main(int argc, char **argv)
     stop = win_stop_event();
     win_sockets_start();
     InitializeCriticalSection(&srv.lock);
+    list_init(&srv.conns);
 
     /* snippet: port */
     /* A port not yet tied to any handle. The last argument is its

@@ -9,6 +9,7 @@
 #ifndef COURSE_IOCP_H
 #define COURSE_IOCP_H
 
+#include "list.h"
 #include "win.h"
 
 #define CONN_BUF     (64 * 1024) /* bytes one recv may bring, and one send echo */
@@ -44,10 +45,10 @@ struct conn {
      * conn_put() closes the socket and frees the memory: never while the
      * kernel may still write into `buf` or `recv.ov`. */
     volatile LONG refs;
-    volatile LONG open;       /* 1 until conn_close(); then 0 */
-    DWORD len;                /* bytes in buf to echo */
-    DWORD sent;               /* of which already sent */
-    struct conn *prev, *next; /* the server's list of open connections */
+    volatile LONG open;    /* 1 until conn_close(); then 0 */
+    DWORD len;             /* bytes in buf to echo */
+    DWORD sent;            /* of which already sent */
+    struct list_node link; /* in the server's list of open connections */
     char buf[CONN_BUF];
 };
 /* end snippet */
@@ -72,7 +73,7 @@ struct server {
     volatile LONG served;      /* connections accepted since the start */
     int short_send_pct;        /* FAULTS_SHORT_SEND: percent of sends cut short */
     CRITICAL_SECTION lock;     /* guards `conns` */
-    struct conn *conns;
+    struct list_node conns;    /* every open connection (conn.link) */
     struct accept_slot slots[ACCEPT_SLOTS];
 };
 

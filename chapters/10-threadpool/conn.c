@@ -19,17 +19,6 @@
 
 static void conn_advance(struct conn *c);
 
-static void server__unlink(struct server *s, struct conn *c)
-{
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        s->conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    c->prev = c->next = NULL;
-}
-
 static void conn__free(struct conn *c)
 {
     buf_free(&c->in);
@@ -44,7 +33,7 @@ static void conn__free(struct conn *c)
  * (the client sees the end at once), and let the callback free the rest. */
 void conn_close(struct conn *c)
 {
-    server__unlink(c->srv, c);
+    list_remove(&c->link);
     close(c->w.fd); /* also takes it out of the epoll set */
     c->w.fd = -1;
     if (c->state == CONN_WORKING)

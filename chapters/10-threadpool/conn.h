@@ -9,6 +9,7 @@
 
 #include "buf.h"
 #include "file-job.h"
+#include "list.h"
 #include "pool.h"
 
 #include <stdbool.h>
@@ -36,8 +37,8 @@ struct conn {
     bool orphaned;    /* the socket was closed while its job was in the pool */
     uint32_t registered;
     struct buf in, out;
-    struct file_job fj; /* the request in flight (one per connection at a time) */
-    struct conn *prev, *next;
+    struct file_job fj;    /* the request in flight (one per connection at a time) */
+    struct list_node link; /* in server.conns while the socket is open */
 };
 
 struct server {
@@ -46,7 +47,7 @@ struct server {
     struct pool pool;
     int threads; /* 0: file reads run on the loop thread */
     struct file_root root;
-    struct conn *conns;
+    struct list_node conns; /* every open connection (conn.link) */
     bool stopping;
 };
 

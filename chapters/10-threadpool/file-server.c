@@ -60,10 +60,7 @@ static void server__accept(struct server *s)
             free(c);
             continue;
         }
-        c->next = s->conns;
-        if (s->conns)
-            s->conns->prev = c;
-        s->conns = c;
+        list_insert(&s->conns, &c->link);
     }
 }
 
@@ -120,6 +117,7 @@ int main(int argc, char **argv)
 
     net_cli_parse(&cli, argc, argv,
                   "Serve files (GET <path>) from an epoll loop; reads run on a pool.", &extra);
+    list_init(&s.conns);
     if (!o.root) {
         fprintf(stderr, "file-server: -r DIR is required (see -h)\n");
         return 2;
@@ -172,8 +170,8 @@ int main(int argc, char **argv)
      * (and its connection, if that was already closed). Then the rest. */
     if (s.threads > 0)
         pool_shutdown(&s.pool, POOL_CANCEL);
-    while (s.conns)
-        conn_close(s.conns);
+    while (!list_empty(&s.conns))
+        conn_close(list_first_entry(&s.conns, struct conn, link));
     /* end snippet */
     close(s.epfd);
     close(s.listener.fd);

@@ -25,6 +25,7 @@
  */
 #include "aio/cio.h"
 #include "buf.h"
+#include "list.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -63,7 +64,7 @@ struct conn {
      * completes: the kernel may be reading it. Received bytes wait in `queued`. */
     struct buf sending;
     struct buf queued;
-    struct conn *prev, *next; /* the server's list of connections */
+    struct list_node link; /* in the server's list of connections */
 };
 /* end snippet */
 
@@ -75,7 +76,7 @@ struct server {
     bool accept_paused; /* out of fds: waiting for a close or the retry timer */
     int accept_errno;   /* the last accept error logged: a streak is logged once */
     bool stopping;
-    struct conn *conns;
+    struct list_node conns; /* every connection (conn.link) */
     long served, open;
 #ifdef _WIN32
     HANDLE stop_event;
@@ -108,12 +109,7 @@ static void conn_free(struct conn *c)
 {
     struct server *s = c->srv;
 
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        s->conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
+    list_remove(&c->link);
     cio_detach(s->aio, c->fd);
     sock_close(c->fd);
     buf_free(&c->sending);
@@ -224,10 +220,7 @@ static void conn_start(struct server *s, cio_fd fd)
     c->recv =
         (struct cio_op){.kind = CIO_RECV_POOLED, .fd = fd, .cb = conn_on_recv, .user_data = c};
     c->send = (struct cio_op){.kind = CIO_SEND, .fd = fd, .cb = conn_on_send, .user_data = c};
-    c->next = s->conns;
-    if (s->conns)
-        s->conns->prev = c;
-    s->conns = c;
+    list_insert(&s->conns, &c->link);
     s->open++;
     s->served++;
     conn_pump(c);
@@ -301,17 +294,15 @@ static void server_accept(struct server *s)
 /* Cancel every op; the loop in main() runs until each has called back. */
 static void server_begin_stop(struct server *s)
 {
-    struct conn *c, *next;
+    struct list_node *n, *next;
 
     s->stopping = true;
     if (s->accept_busy)
         cio_cancel(s->aio, &s->accept);
     if (s->retry_busy)
         cio_cancel(s->aio, &s->retry);
-    for (c = s->conns; c; c = next) {
-        next = c->next; /* conn_pump may free c */
-        conn_pump(c);
-    }
+    list_for_each_safe(n, next, &s->conns)
+        conn_pump(list_entry(n, struct conn, link)); /* which may free it */
 }
 /* end snippet */
 
@@ -384,6 +375,7 @@ int main(int argc, char **argv)
     struct net_cli cli;
     net_cli_parse(&cli, argc, argv, "An echo server on one completion API (aio.h).", NULL);
 #endif
+    list_init(&s.conns);
     if (!(s.aio = cio_create(&err, why, sizeof(why)))) {
         fprintf(stderr, "echo-aio: %s\n", why);
         return server_exit_code(err);

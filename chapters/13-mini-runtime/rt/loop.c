@@ -47,6 +47,7 @@ struct rt *rt_create(int *err, char *why, size_t whylen)
     }
     rt = rt__alloc(sizeof(*rt));
     rt->io = io;
+    list_init(&rt->tasks);
     rt->sig_fd = -1;
     rt->trace = loop__env_is("RT_TRACE", "1");
     rt->inline_conts = loop__env_is("RT_INLINE_CONTINUATIONS", "1");
@@ -93,13 +94,17 @@ static void loop__run_ready(struct rt *rt)
 
 static void loop__report_stuck(struct rt *rt)
 {
+    struct list_node *n;
+
     fprintf(stderr,
             "rt: deadlock: nothing is in flight and no timer is pending, so nothing can ever "
             "complete what is awaited (%u tasks live):\n",
             rt->ntasks);
-    for (struct rt_task *t = rt->tasks; t; t = t->next)
+    list_for_each(n, &rt->tasks) {
+        struct rt_task *t = list_entry(n, struct rt_task, link);
         fprintf(stderr, "rt:   task %s awaits %s\n", t->f.name,
                 t->awaiting ? t->awaiting->name : "nothing (queued?)");
+    }
 }
 
 /* snippet: loop */
@@ -216,6 +221,8 @@ int rt_shutdown_on_signals(struct rt *rt)
 
 void rt_destroy(struct rt *rt)
 {
+    struct list_node *n;
+
     if (!rt)
         return;
     if (rt->sig_busy)
@@ -228,8 +235,8 @@ void rt_destroy(struct rt *rt)
         /* Freeing them would free buffers the kernel may still write to. */
         fprintf(stderr, "rt_destroy: %u tasks and %u operations still alive: not freed\n",
                 rt->ntasks, rt->pending);
-        for (struct rt_task *t = rt->tasks; t; t = t->next)
-            fprintf(stderr, "rt:   task %s\n", t->f.name);
+        list_for_each(n, &rt->tasks)
+            fprintf(stderr, "rt:   task %s\n", list_entry(n, struct rt_task, link)->f.name);
         return;
     }
     loop__run_ready(rt); /* combinator arms of the last completions */

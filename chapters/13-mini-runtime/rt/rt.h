@@ -32,6 +32,7 @@
 #define CH13_RT_H
 
 #include "coro.h" /* chapter 12: ASYNC_BEGIN, AWAIT, ASYNC_END */
+#include "list.h" /* common/ */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -109,13 +110,13 @@ long rt_future_take(struct rt_future *f);
 
 /* snippet: task */
 struct rt_task {
-    struct rt_future f;          /* first: a task is its own future */
-    int line;                    /* coro.h: where to resume */
-    void (*step)(void *frame);   /* the coroutine: the frame's MoveNext */
-    struct rt_future *awaiting;  /* the future it is suspended on */
-    struct rt_cont resume;       /* queued to run step() again */
-    struct rt_token *token;      /* its cancellation token (may be NULL) */
-    struct rt_task *prev, *next; /* the runtime's list of live tasks */
+    struct rt_future f;         /* first: a task is its own future */
+    int line;                   /* coro.h: where to resume */
+    void (*step)(void *frame);  /* the coroutine: the frame's MoveNext */
+    struct rt_future *awaiting; /* the future it is suspended on */
+    struct rt_cont resume;      /* queued to run step() again */
+    struct rt_token *token;     /* its cancellation token (may be NULL) */
+    struct list_node link;      /* in the runtime's list of live tasks */
 };
 /* end snippet */
 

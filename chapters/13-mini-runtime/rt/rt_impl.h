@@ -38,8 +38,8 @@ struct rt_timer {
  * timer, a child token. Linked into the token until it is over. */
 struct rt_reg {
     void (*cancel)(struct rt_reg *r);
-    struct rt_token *tok; /* NULL: not registered */
-    struct rt_reg *prev, *next;
+    struct rt_token *tok;       /* NULL: not registered */
+    struct rt_reg *prev, *next; /* by hand, not list.h: exercise cancel-token walks it */
 };
 
 struct rt_token {
@@ -73,8 +73,8 @@ struct rt {
     size_t nheap, heap_cap;
     uint64_t timer_seq;
 
-    struct rt_token *root; /* cancelled by SIGINT/SIGTERM */
-    struct rt_task *tasks; /* live: started, not returned */
+    struct rt_token *root;  /* cancelled by SIGINT/SIGTERM */
+    struct list_node tasks; /* live (rt_task.link): started, not returned */
     unsigned ntasks;
     unsigned pending; /* operations and pool jobs in flight (not the signal read) */
 

@@ -58,10 +58,7 @@ struct rt_future *rt_task_start(struct rt_task *t, struct rt_token *token)
     struct rt *rt = t->f.rt;
 
     t->token = token;
-    t->next = rt->tasks;
-    if (rt->tasks)
-        rt->tasks->prev = t;
-    rt->tasks = t;
+    list_insert(&rt->tasks, &t->link);
     rt->ntasks++;
     rt__post(rt, &t->resume);
     return &t->f;
@@ -78,12 +75,7 @@ void rt_task_return(struct rt_task *t, long res)
 {
     struct rt *rt = t->f.rt;
 
-    if (t->prev)
-        t->prev->next = t->next;
-    else
-        rt->tasks = t->next;
-    if (t->next)
-        t->next->prev = t->prev;
+    list_remove(&t->link);
     rt->ntasks--;
     rt__future_complete(&t->f, res);
     rt_future_release(&t->f); /* may free the frame */

@@ -14,6 +14,7 @@
 #include <sys/epoll.h>
 
 #include "buf.h"
+#include "list.h"
 
 /* Room asked of each read(). Level-triggered epoll reports the socket again
  * on the next epoll_wait() if more is waiting, so one read per event is
@@ -35,11 +36,11 @@ struct watch {
 };
 
 struct conn {
-    struct watch w;           /* first: data.ptr points here */
-    uint32_t registered;      /* the events in epoll's interest list now */
-    bool peer_eof;            /* the client half-closed: send what is left, then close */
-    struct buf out;           /* read from the client, not yet echoed back */
-    struct conn *prev, *next; /* every open connection, to close them all on exit */
+    struct watch w;        /* first: data.ptr points here */
+    uint32_t registered;   /* the events in epoll's interest list now */
+    bool peer_eof;         /* the client half-closed: send what is left, then close */
+    struct buf out;        /* read from the client, not yet echoed back */
+    struct list_node link; /* in the server's list of open connections, for shutdown */
 };
 
 /* The interest a connection needs, derived from its state after every event:

@@ -19,6 +19,7 @@
  */
 #include "buf.h"
 #include "clock.h"
+#include "list.h"
 #include "net.h"
 #include "todo.h"
 
@@ -47,11 +48,11 @@ struct watch {
 };
 
 struct conn {
-    struct watch w;           /* first: data.ptr points here */
-    uint32_t registered;      /* the events in epoll's interest list now */
-    bool peer_eof;            /* the client half-closed: send what is left, then close */
-    struct buf out;           /* read from the client, not yet echoed back */
-    struct conn *prev, *next; /* every open connection, to close them all on exit */
+    struct watch w;        /* first: data.ptr points here */
+    uint32_t registered;   /* the events in epoll's interest list now */
+    bool peer_eof;         /* the client half-closed: send what is left, then close */
+    struct buf out;        /* read from the client, not yet echoed back */
+    struct list_node link; /* in server.conns: every open connection, to close them all on exit */
 };
 
 enum conn_status { CONN_KEEP, CONN_CLOSE };
@@ -59,7 +60,7 @@ enum conn_status { CONN_KEEP, CONN_CLOSE };
 struct server {
     int epfd;
     struct watch sig, listener;
-    struct conn *conns;
+    struct list_node conns;
     bool accept_paused; /* out of fds: the listener's events are 0 */
     long long paused_at;
     int accept_errno; /* last accept() error logged */
@@ -146,12 +147,7 @@ static void server_pause_accept(struct server *s, bool pause)
 
 static void server_drop(struct server *s, struct conn *c)
 {
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        s->conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
+    list_remove(&c->link);
     conn_free(c);
     server_pause_accept(s, false); /* an fd was freed: accept again */
 }
@@ -190,10 +186,7 @@ static void server_accept(struct server *s)
             conn_free(c);
             continue;
         }
-        c->next = s->conns;
-        if (s->conns)
-            s->conns->prev = c;
-        s->conns = c;
+        list_insert(&s->conns, &c->link);
     }
 }
 
@@ -212,6 +205,7 @@ static void server_serve(struct server *s, struct conn *c, uint32_t events)
 int main(int argc, char **argv)
 {
     struct server s = {0};
+    struct list_node *pos, *tmp;
     struct epoll_event events[MAX_EVENTS];
     struct epoll_event in = {.events = EPOLLIN};
     struct net_cli cli;
@@ -219,6 +213,7 @@ int main(int argc, char **argv)
 
     net_cli_parse(&cli, argc, argv, "A single-threaded echo server on level-triggered epoll.",
                   NULL);
+    list_init(&s.conns);
     s.sig = (struct watch){WATCH_SIGNAL, net_signalfd_or_die(SFD_NONBLOCK)};
     s.listener = (struct watch){WATCH_LISTENER, net_listen_or_die(&cli, SOMAXCONN)};
     if ((err = net_set_nonblocking(s.listener.fd)) < 0)
@@ -255,11 +250,8 @@ int main(int argc, char **argv)
             server_pause_accept(&s, false);
     }
 
-    while (s.conns) {
-        struct conn *c = s.conns;
-        s.conns = c->next;
-        conn_free(c);
-    }
+    list_for_each_safe(pos, tmp, &s.conns)
+        conn_free(list_entry(pos, struct conn, link));
     close(s.epfd);
     close(s.listener.fd);
     close(s.sig.fd);

@@ -63,7 +63,7 @@ struct server {
     struct watch sig;           /* level-triggered, never read: every worker sees it */
     struct watch listener;      /* EPOLLONESHOT, re-armed after each batch of accepts */
     pthread_mutex_t lock;       /* guards conns and accept_errno */
-    struct conn *conns;         /* every open connection, to close them all on exit */
+    struct list_node conns;     /* every open connection (conn.link), to close them on exit */
     int accept_errno;           /* last accept() error logged: a streak is logged once */
     atomic_bool accept_blocked; /* out of fds: the listener is left disarmed */
 };
@@ -97,12 +97,7 @@ static void server__arm_listener(struct server *s)
 static void server__unlink(struct server *s, struct conn *c)
 {
     pthread_mutex_lock(&s->lock);
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        s->conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
+    list_remove(&c->link);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -136,10 +131,7 @@ static void server__add_conn(struct server *s, int fd)
     /* Publish the initialised connection to the worker that gets its first event. */
     atomic_store_explicit(&sc->owner, OWNER_FREE, memory_order_release);
     pthread_mutex_lock(&s->lock); /* on the list before any worker can see it, and drop it */
-    sc->c.next = s->conns;
-    if (s->conns)
-        s->conns->prev = &sc->c;
-    s->conns = &sc->c;
+    list_insert(&s->conns, &sc->c.link);
     pthread_mutex_unlock(&s->lock);
     ev.data.ptr = &sc->c.w;
     if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
@@ -282,11 +274,13 @@ int main(int argc, char **argv)
     struct epoll_event ev = {.events = EPOLLIN};
     struct worker *workers;
     struct net_cli cli;
+    struct list_node *n, *next;
     unsigned long total = 0, waited = 0;
     int err;
 
     net_cli_parse(&cli, argc, argv, "An echo server: worker threads on one epoll, EPOLLONESHOT.",
                   &extra);
+    list_init(&s.conns);
     if (!(workers = calloc((size_t)nworkers, sizeof(*workers))))
         net_die(ENOMEM, "calloc(%d workers)", nworkers);
     s.sig = (struct watch){.kind = WATCH_SIGNAL, .fd = net_signalfd_or_die(SFD_NONBLOCK)};
@@ -319,9 +313,8 @@ int main(int argc, char **argv)
     printf("owner check: none of %lu events found its connection held by another worker"
            " (%lu waited for a re-arm to finish)\n",
            total, waited);
-    while (s.conns) {
-        struct shared_conn *sc = (struct shared_conn *)s.conns;
-        s.conns = sc->c.next;
+    list_for_each_safe(n, next, &s.conns) {
+        struct shared_conn *sc = list_entry(n, struct shared_conn, c.link);
         conn_close(&sc->c);
         free(sc);
     }

@@ -154,12 +154,7 @@ void conn_free(struct server *s, struct conn *c)
         if (s->starved_tail == c)
             s->starved_tail = last;
     }
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        s->conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
+    list_remove(&c->link);
     close(c->fd);
     free(c);
     if (s->accept_paused && !s->stopping)
@@ -274,10 +269,8 @@ struct conn *conn_new(struct server *s, int fd)
 
     if (!c)
         return NULL;
-    *c = (struct conn){.fd = fd, .q_head = -1, .q_tail = -1, .next = s->conns};
-    if (s->conns)
-        s->conns->prev = c;
-    s->conns = c;
+    *c = (struct conn){.fd = fd, .q_head = -1, .q_tail = -1};
+    list_insert(&s->conns, &c->link);
     net_set_nodelay(fd);
     if (s->sndbuf > 0)
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &s->sndbuf, sizeof(s->sndbuf));

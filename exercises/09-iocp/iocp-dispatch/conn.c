@@ -39,10 +39,7 @@ struct conn *conn_new(struct server *srv, SOCKET s)
     InterlockedIncrement(&srv->live);
     InterlockedIncrement(&srv->served);
     EnterCriticalSection(&srv->lock);
-    c->next = srv->conns;
-    if (c->next)
-        c->next->prev = c;
-    srv->conns = c;
+    list_insert(&srv->conns, &c->link);
     LeaveCriticalSection(&srv->lock);
     return c;
 }
@@ -73,12 +70,7 @@ void conn_close(struct conn *c)
     if (InterlockedExchange(&c->open, 0) == 0)
         return;
     EnterCriticalSection(&srv->lock);
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        srv->conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
+    list_remove(&c->link);
     LeaveCriticalSection(&srv->lock);
     CancelIoEx((HANDLE)c->s, NULL); /* ERROR_NOT_FOUND when nothing is posted: fine */
     conn_put(c);

@@ -23,6 +23,7 @@
  */
 #include "buf.h"
 #include "clock.h"
+#include "list.h"
 #include "net.h"
 #include "todo.h"
 
@@ -54,12 +55,12 @@ struct watch {
 };
 
 struct conn {
-    struct watch w;           /* first: data.ptr points here */
-    bool readable;            /* an EPOLLIN edge came, and no read() has said EAGAIN since */
-    bool writable;            /* no write() has said EAGAIN since the last EPOLLOUT edge */
-    bool peer_eof;            /* the client half-closed: send what is left, then close */
-    struct buf out;           /* read from the client, not yet echoed back */
-    struct conn *prev, *next; /* every open connection, to close them all on exit */
+    struct watch w;        /* first: data.ptr points here */
+    bool readable;         /* an EPOLLIN edge came, and no read() has said EAGAIN since */
+    bool writable;         /* no write() has said EAGAIN since the last EPOLLOUT edge */
+    bool peer_eof;         /* the client half-closed: send what is left, then close */
+    struct buf out;        /* read from the client, not yet echoed back */
+    struct list_node link; /* in server.conns: every open connection, to close them all on exit */
 };
 
 enum conn_status { CONN_KEEP, CONN_CLOSE };
@@ -67,7 +68,7 @@ enum conn_status { CONN_KEEP, CONN_CLOSE };
 struct server {
     int epfd;
     struct watch sig, listener;
-    struct conn *conns;
+    struct list_node conns;
     struct watch *ready, **ready_tail; /* the ready list: FIFO, so turns are fair */
     bool accept_blocked;               /* out of fds: retry when one is freed */
     long long blocked_at;
@@ -145,12 +146,7 @@ static enum conn_status conn_turn(struct server *s, struct conn *c)
 
 static void server_drop(struct server *s, struct conn *c)
 {
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        s->conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
+    list_remove(&c->link);
     close(c->w.fd); /* also leaves the interest list: this fd is the socket's only one */
     buf_free(&c->out);
     free(c);
@@ -182,10 +178,7 @@ static void server_add_conn(struct server *s, int fd)
         free(c);
         return;
     }
-    c->next = s->conns;
-    if (s->conns)
-        s->conns->prev = c;
-    s->conns = c;
+    list_insert(&s->conns, &c->link);
 }
 
 /* accept() failed for lack of fds or memory: log it (once per streak) and
@@ -225,6 +218,7 @@ static void server_accept(struct server *s)
 int main(int argc, char **argv)
 {
     struct server s = {0};
+    struct list_node *pos, *tmp;
     struct epoll_event events[MAX_EVENTS];
     struct epoll_event ev = {.events = EPOLLIN};
     struct net_cli cli;
@@ -232,6 +226,7 @@ int main(int argc, char **argv)
 
     net_cli_parse(&cli, argc, argv, "A single-threaded echo server on edge-triggered epoll.", NULL);
     s.ready_tail = &s.ready;
+    list_init(&s.conns);
     s.sig = (struct watch){.kind = WATCH_SIGNAL, .fd = net_signalfd_or_die(SFD_NONBLOCK)};
     s.listener = (struct watch){.kind = WATCH_LISTENER, .fd = net_listen_or_die(&cli, SOMAXCONN)};
     if ((err = net_set_nonblocking(s.listener.fd)) < 0)
@@ -293,9 +288,8 @@ int main(int argc, char **argv)
         }
     }
 
-    while (s.conns) {
-        struct conn *c = s.conns;
-        s.conns = c->next;
+    list_for_each_safe(pos, tmp, &s.conns) {
+        struct conn *c = list_entry(pos, struct conn, link);
         close(c->w.fd);
         buf_free(&c->out);
         free(c);
