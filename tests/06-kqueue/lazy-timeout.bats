@@ -8,7 +8,7 @@ load ../helpers/echo_suite
 load idle
 
 setup() {
-    SERVER_CMD=("$(impl_bin lazy-timeout echo-kqueue)")
+    SERVER_CMD=("$(impl_bin lazy-timeout echo-kqueue)" -L)
 }
 
 @test "lazy-timeout: a message comes back" {

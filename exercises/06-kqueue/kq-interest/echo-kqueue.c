@@ -6,7 +6,7 @@
  * kqueue onto epoll, timerfd, signalfd and eventfd.
  *
  *     make -C chapters/06-kqueue
- *     build/chapters/06-kqueue/echo-kqueue -p 0 [-t SECS]
+ *     build/chapters/06-kqueue/echo-kqueue -p 0 [-t SECS] [-L]
  *     build/common/tools/echo-client -p PORT hello      (from another terminal)
  *
  * What it shows, beyond chapter 04's epoll server:
@@ -18,12 +18,16 @@
  *   - `data` sizes each read (bytes waiting) and each accept batch
  *     (connections waiting);
  *   - EVFILT_TIMER closes connections idle for -t seconds (0: never), and
- *     backs off when accept() runs out of fds;
+ *     backs off when accept() runs out of fds. By default every read
+ *     restarts the connection's timer; with -L the timer is left alone
+ *     while the client is active, and looked at only when it fires (the
+ *     lazy timeout, exercise lazy-timeout);
  *   - EVFILT_SIGNAL turns SIGINT and SIGTERM into events: no handler, no
  *     self-pipe.
  */
 #include "todo.h"
 #include "buf.h"
+#include "clock.h"
 #include "net.h"
 
 #include <sys/event.h>
@@ -53,6 +57,7 @@ struct conn {
     bool reading;             /* EVFILT_READ enabled */
     bool writing;             /* EVFILT_WRITE enabled */
     struct buf out;           /* bytes read, not yet echoed */
+    int64_t last_active_ms;   /* -L: clock_now_ms() at accept and at each read */
     struct conn *prev, *next; /* in server.conns; once closed, next links server.closed */
 };
 
@@ -60,6 +65,7 @@ struct server {
     int kq;
     int listen_fd;
     int idle_s;                         /* -t; 0 = never */
+    bool lazy;                          /* -L: the idle timer is not restarted by reads */
     struct kevent changes[MAX_CHANGES]; /* sent with the next kevent() */
     int nchanges;
     struct conn *conns;  /* open connections */
@@ -110,7 +116,8 @@ static void conn_update_interest(struct server *s, struct conn *c)
 /* close() deletes the socket's READ and WRITE knotes. The timer is not tied
  * to the fd (its ident is just a number), so it must be deleted by hand, now:
  * queued, the deletion could hit a new connection that gets the same fd in
- * this batch. The struct lives until the batch ends: events still to be
+ * this batch (with -L, ENOENT: its one-shot timer fired and is gone
+ * already). The struct lives until the batch ends: events still to be
  * handled in it may point at it (fd == -1 marks them stale). */
 static void conn_close(struct server *s, struct conn *c)
 {
@@ -148,11 +155,35 @@ static void conn_fail(struct server *s, struct conn *c, const char *call, int er
     conn_close(s, c);
 }
 
-/* (Re)start the idle timer: adding a timer that exists restarts it. */
-static void conn_restart_idle_timer(struct server *s, struct conn *c)
+/* The client was active (a read). By default its idle timer starts again:
+ * adding a timer that exists restarts it. */
+static void conn_touch(struct server *s, struct conn *c)
 {
-    if (s->idle_s > 0)
+    if (s->idle_s == 0)
+        return;
+    if (!s->lazy) {
         server__change(s, c->fd, EVFILT_TIMER, EV_ADD, NOTE_SECONDS, s->idle_s, c);
+        return;
+    }
+    c->last_active_ms = clock_now_ms();
+}
+
+/* The connection's idle timer fired: has the client been silent for the
+ * whole timeout? By default, yes: every read restarted the timer. With -L
+ * the timer is one-shot, armed when the connection was accepted or when it
+ * last fired, and reads did not touch it: look at when the client was last
+ * active, and if that was less than the timeout ago, arm the timer again
+ * for the time left. */
+static bool conn_idle_expired(struct server *s, struct conn *c)
+{
+    if (!s->lazy)
+        return true;
+    int64_t idle = clock_now_ms() - c->last_active_ms, limit = (int64_t)s->idle_s * 1000;
+
+    if (idle >= limit)
+        return true;
+    server__change(s, c->fd, EVFILT_TIMER, EV_ADD | EV_ONESHOT, NOTE_MSECONDS, limit - idle, c);
+    return false;
 }
 
 /* Send pending output. Returns false when the connection was closed. */
@@ -194,7 +225,7 @@ static void conn_on_readable(struct server *s, struct conn *c, const struct keve
     if (n == 0)
         c->peer_eof = true;
     else
-        conn_restart_idle_timer(s, c);
+        conn_touch(s, c);
     if (conn_flush(s, c)) /* write at once: the socket is almost always writable */
         conn_update_interest(s, c);
 }
@@ -229,7 +260,8 @@ static bool server__register(struct server *s, struct conn *c, bool *out_of_fds)
     EV_SET(&ch[n++], c->fd, EVFILT_READ, EV_ADD | EV_RECEIPT, 0, 0, c);
     EV_SET(&ch[n++], c->fd, EVFILT_WRITE, EV_ADD | EV_DISABLE | EV_RECEIPT, 0, 0, c);
     if (s->idle_s > 0)
-        EV_SET(&ch[n++], c->fd, EVFILT_TIMER, EV_ADD | EV_RECEIPT, NOTE_SECONDS, s->idle_s, c);
+        EV_SET(&ch[n++], c->fd, EVFILT_TIMER, EV_ADD | EV_RECEIPT | (s->lazy ? EV_ONESHOT : 0),
+               NOTE_SECONDS, s->idle_s, c);
     if ((got = kevent(s->kq, ch, n, res, n, NULL)) < 0)
         net_die(errno, "kevent(kq=%d, register fd=%d)", s->kq, c->fd);
     *out_of_fds = false;
@@ -273,6 +305,7 @@ static void server__accept(struct server *s, const struct kevent *ev)
             continue;
         }
         c->fd = fd;
+        c->last_active_ms = s->lazy ? clock_now_ms() : 0;
         buf_init(&c->out);
         c->next = s->conns;
         if (s->conns)
@@ -309,7 +342,7 @@ static bool server__handle(struct server *s, const struct kevent *ev)
             server__change(s, RETRY_TIMER, EVFILT_TIMER, EV_DISABLE, 0, 0, NULL);
             server__change(s, s->listen_fd, EVFILT_READ, EV_ENABLE, 0, 0, NULL);
             s->accept_paused = false;
-        } else if (c->fd >= 0) {
+        } else if (c->fd >= 0 && conn_idle_expired(s, c)) {
             fprintf(stderr, "closing fd=%d: idle for %d s\n", c->fd, s->idle_s);
             conn_close(s, c);
         }
@@ -341,11 +374,16 @@ static void server__free_closed(struct server *s)
 
 static int on_opt(int opt, const char *arg, void *ctx)
 {
+    struct server *s = ctx;
     long v;
 
+    if (opt == 'L') {
+        s->lazy = true;
+        return 0;
+    }
     if (opt != 't' || net_parse_int(arg, 0, 86400, &v) < 0)
         return -1;
-    *(int *)ctx = (int)v;
+    s->idle_s = (int)v;
     return 0;
 }
 
@@ -355,14 +393,16 @@ int main(int argc, char **argv)
     struct kevent events[MAX_EVENTS];
     struct net_cli cli;
     struct net_cli_extra extra = {
-        .optstring = "t:",
-        .usage = "  -t SECS   close connections idle this long (default 60, 0 = never)\n",
+        .optstring = "t:L",
+        .usage = "  -t SECS   close connections idle this long (default 60, 0 = never)\n"
+                 "  -L        lazy idle timeouts: reads do not restart the timer; when it\n"
+                 "            fires, it is armed again for what is left if the client was active\n",
         .on_opt = on_opt,
     };
     int status = 0;
 
     s->idle_s = DEFAULT_IDLE_S;
-    extra.ctx = &s->idle_s;
+    extra.ctx = s;
     net_cli_parse(&cli, argc, argv, "An echo server on kqueue.", &extra);
     if ((s->kq = kqueue()) < 0)
         net_die(errno, "kqueue()");

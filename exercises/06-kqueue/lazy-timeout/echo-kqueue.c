@@ -1,20 +1,34 @@
-/* echo-kqueue with lazy idle timeouts: exercise 06-kqueue/lazy-timeout.
+/* echo-kqueue: the echo server on kqueue(2), the BSD and macOS event queue.
  *
- * The chapter's echo-kqueue restarts a connection's idle timer on every read:
- * one EV_ADD per read, which on Linux is one timerfd_settime() system call
- * per read (and on BSD a callout reset in the kernel). This version never
- * touches the timer while the client is active. It notes the time of the
- * last activity (clock_gettime() on CLOCK_MONOTONIC: no system call), and
- * lets a one-shot timer fire. Then it looks: idle long enough, close; else
- * arm the timer again for the time that is left.
+ * Written only against the BSD API (<sys/event.h>) and POSIX, plus the
+ * course's net.h and buf.h. On FreeBSD and macOS it uses the system's kqueue;
+ * on Linux the same source builds against common/kqueue-linux, which maps
+ * kqueue onto epoll, timerfd, signalfd and eventfd.
  *
- *     make -C exercises/06-kqueue/lazy-timeout
- *     build/exercises/06-kqueue/lazy-timeout/echo-kqueue -p 0 -t 1
- *     make ex EX=06-kqueue/lazy-timeout
+ *     make -C chapters/06-kqueue
+ *     build/chapters/06-kqueue/echo-kqueue -p 0 [-t SECS] [-L]
+ *     build/common/tools/echo-client -p PORT hello      (from another terminal)
+ *
+ * What it shows, beyond chapter 04's epoll server:
+ *   - one kevent() call both submits the changes collected while handling the
+ *     last batch of events (the changelist) and waits for the next batch;
+ *   - READ and WRITE are separate knotes of a socket, enabled and disabled
+ *     on their own (EV_ENABLE/EV_DISABLE), each handing back the connection
+ *     pointer in udata;
+ *   - `data` sizes each read (bytes waiting) and each accept batch
+ *     (connections waiting);
+ *   - EVFILT_TIMER closes connections idle for -t seconds (0: never), and
+ *     backs off when accept() runs out of fds. By default every read
+ *     restarts the connection's timer; with -L the timer is left alone
+ *     while the client is active, and looked at only when it fires (the
+ *     lazy timeout, exercise lazy-timeout);
+ *   - EVFILT_SIGNAL turns SIGINT and SIGTERM into events: no handler, no
+ *     self-pipe.
  */
-#include "buf.h"
-#include "net.h"
 #include "todo.h"
+#include "buf.h"
+#include "clock.h"
+#include "net.h"
 
 #include <sys/event.h>
 
@@ -26,7 +40,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAX_EVENTS     64
@@ -43,8 +56,8 @@ struct conn {
     bool peer_eof;            /* the client half-closed: send what is pending, then close */
     bool reading;             /* EVFILT_READ enabled */
     bool writing;             /* EVFILT_WRITE enabled */
-    int64_t last_active_ms;   /* CLOCK_MONOTONIC, at accept and at each read */
     struct buf out;           /* bytes read, not yet echoed */
+    int64_t last_active_ms;   /* -L: clock_now_ms() at accept and at each read */
     struct conn *prev, *next; /* in server.conns; once closed, next links server.closed */
 };
 
@@ -52,6 +65,7 @@ struct server {
     int kq;
     int listen_fd;
     int idle_s;                         /* -t; 0 = never */
+    bool lazy;                          /* -L: the idle timer is not restarted by reads */
     struct kevent changes[MAX_CHANGES]; /* sent with the next kevent() */
     int nchanges;
     struct conn *conns;  /* open connections */
@@ -110,8 +124,9 @@ static void conn_update_interest(struct server *s, struct conn *c)
 /* close() deletes the socket's READ and WRITE knotes. The timer is not tied
  * to the fd (its ident is just a number), so it must be deleted by hand, now:
  * queued, the deletion could hit a new connection that gets the same fd in
- * this batch. (ENOENT: the one-shot timer fired and is gone already.) The struct lives until the
- * batch ends: events still to be handled in it may point at it (fd == -1 marks them stale). */
+ * this batch (with -L, ENOENT: its one-shot timer fired and is gone
+ * already). The struct lives until the batch ends: events still to be
+ * handled in it may point at it (fd == -1 marks them stale). */
 static void conn_close(struct server *s, struct conn *c)
 {
     struct kevent del;
@@ -148,30 +163,30 @@ static void conn_fail(struct server *s, struct conn *c, const char *call, int er
     conn_close(s, c);
 }
 
-static int64_t now_ms(void)
+/* The client was active (a read). By default its idle timer starts again:
+ * adding a timer that exists restarts it. */
+static void conn_touch(struct server *s, struct conn *c)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Arm the one-shot idle timer to fire in `ms`. */
-static void conn_arm_idle_timer(struct server *s, struct conn *c, int64_t ms)
-{
-    server__change(s, c->fd, EVFILT_TIMER, EV_ADD | EV_ONESHOT, NOTE_MSECONDS, ms, c);
-}
-
-/* The client did something: remember when. Called on every read. */
-static void conn_touch(struct conn *c)
-{
+    if (s->idle_s == 0)
+        return;
+    if (!s->lazy) {
+        server__change(s, c->fd, EVFILT_TIMER, EV_ADD, NOTE_SECONDS, s->idle_s, c);
+        return;
+    }
     TODO("remember when the client was last active, with no system call");
 }
 
-/* The one-shot timer fired (and is gone). */
-static void conn_on_idle_timer(struct server *s, struct conn *c)
+/* The connection's idle timer fired: has the client been silent for the
+ * whole timeout? By default, yes: every read restarted the timer. With -L
+ * the timer is one-shot, armed when the connection was accepted or when it
+ * last fired, and reads did not touch it: look at when the client was last
+ * active, and if that was less than the timeout ago, arm the timer again
+ * for the time left. */
+static bool conn_idle_expired(struct server *s, struct conn *c)
 {
-    TODO("idle for the whole timeout: close it; else arm the timer for the time left");
+    if (!s->lazy)
+        return true;
+    TODO("idle for the whole timeout: true; else arm the one-shot timer for the time left, and false");
 }
 
 /* Send pending output. Returns false when the connection was closed. */
@@ -213,7 +228,7 @@ static void conn_on_readable(struct server *s, struct conn *c, const struct keve
     if (n == 0)
         c->peer_eof = true;
     else
-        conn_touch(c);
+        conn_touch(s, c);
     if (conn_flush(s, c)) /* write at once: the socket is almost always writable */
         conn_update_interest(s, c);
 }
@@ -237,7 +252,7 @@ static void server__pause_accept(struct server *s)
  * Returns false when the socket itself cannot be watched. When only the
  * timer fails (ENOMEM; or EMFILE, had the retry timer not opened the
  * timers' one timerfd at startup), the client is kept and served without
- * one (it never times out), and *out_of_fds pauses accepting: closing it
+ * one (its next read adds one), and *out_of_fds pauses accepting: closing it
  * would reset it, and the next accept() would take the freed fd and fail the
  * same way. */
 static bool server__register(struct server *s, struct conn *c, bool *out_of_fds)
@@ -248,8 +263,8 @@ static bool server__register(struct server *s, struct conn *c, bool *out_of_fds)
     EV_SET(&ch[n++], c->fd, EVFILT_READ, EV_ADD | EV_RECEIPT, 0, 0, c);
     EV_SET(&ch[n++], c->fd, EVFILT_WRITE, EV_ADD | EV_DISABLE | EV_RECEIPT, 0, 0, c);
     if (s->idle_s > 0)
-        EV_SET(&ch[n++], c->fd, EVFILT_TIMER, EV_ADD | EV_ONESHOT | EV_RECEIPT, NOTE_SECONDS,
-               s->idle_s, c);
+        EV_SET(&ch[n++], c->fd, EVFILT_TIMER, EV_ADD | EV_RECEIPT | (s->lazy ? EV_ONESHOT : 0),
+               NOTE_SECONDS, s->idle_s, c);
     if ((got = kevent(s->kq, ch, n, res, n, NULL)) < 0)
         net_die(errno, "kevent(kq=%d, register fd=%d)", s->kq, c->fd);
     *out_of_fds = false;
@@ -293,7 +308,7 @@ static void server__accept(struct server *s, const struct kevent *ev)
             continue;
         }
         c->fd = fd;
-        c->last_active_ms = now_ms();
+        c->last_active_ms = s->lazy ? clock_now_ms() : 0;
         buf_init(&c->out);
         c->next = s->conns;
         if (s->conns)
@@ -330,8 +345,9 @@ static bool server__handle(struct server *s, const struct kevent *ev)
             server__change(s, RETRY_TIMER, EVFILT_TIMER, EV_DISABLE, 0, 0, NULL);
             server__change(s, s->listen_fd, EVFILT_READ, EV_ENABLE, 0, 0, NULL);
             s->accept_paused = false;
-        } else if (c->fd >= 0) {
-            conn_on_idle_timer(s, c);
+        } else if (c->fd >= 0 && conn_idle_expired(s, c)) {
+            fprintf(stderr, "closing fd=%d: idle for %d s\n", c->fd, s->idle_s);
+            conn_close(s, c);
         }
         return true;
     case EVFILT_READ:
@@ -361,11 +377,16 @@ static void server__free_closed(struct server *s)
 
 static int on_opt(int opt, const char *arg, void *ctx)
 {
+    struct server *s = ctx;
     long v;
 
+    if (opt == 'L') {
+        s->lazy = true;
+        return 0;
+    }
     if (opt != 't' || net_parse_int(arg, 0, 86400, &v) < 0)
         return -1;
-    *(int *)ctx = (int)v;
+    s->idle_s = (int)v;
     return 0;
 }
 
@@ -375,15 +396,17 @@ int main(int argc, char **argv)
     struct kevent events[MAX_EVENTS];
     struct net_cli cli;
     struct net_cli_extra extra = {
-        .optstring = "t:",
-        .usage = "  -t SECS   close connections idle this long (default 60, 0 = never)\n",
+        .optstring = "t:L",
+        .usage = "  -t SECS   close connections idle this long (default 60, 0 = never)\n"
+                 "  -L        lazy idle timeouts: reads do not restart the timer; when it\n"
+                 "            fires, it is armed again for what is left if the client was active\n",
         .on_opt = on_opt,
     };
     int status = 0;
 
     s->idle_s = DEFAULT_IDLE_S;
-    extra.ctx = &s->idle_s;
-    net_cli_parse(&cli, argc, argv, "An echo server on kqueue, with lazy idle timeouts.", &extra);
+    extra.ctx = s;
+    net_cli_parse(&cli, argc, argv, "An echo server on kqueue.", &extra);
     if ((s->kq = kqueue()) < 0)
         net_die(errno, "kqueue()");
 
