@@ -28,10 +28,11 @@ else
 fi
 
 # extract FILE NAME: print the snippet's lines, dedented; exit 1 if not found.
-# What a fix exercise made from FILE takes out (the lines its learner has to
-# put back: check-answers.py --hide) is left out of the excerpt, and one
-# line "/* ... */" at its indentation stands where it was: a README shows
-# the program around a fix, never the fix.
+# What an exercise asks for is left out, and one line "/* ... */" at its
+# indentation stands where it was: a write exercise's EXERCISE BEGIN/END
+# block, and what a fix exercise made from FILE takes out (the lines its
+# learner has to put back: check-answers.py --hide-dir). A README shows the
+# program around an exercise, never its answer.
 hides="$(mktemp -d)"
 trap 'rm -rf "$hides"' EXIT
 python3 "$top/common/mk/check-answers.py" --hide-dir "$hides" "$top" || exit 1
@@ -46,9 +47,16 @@ extract() {
             next
         }
         inside && (trim($0) == "/* end snippet */" || trim($0) == "# end snippet") { inside = 0; exit }
-        # an exercise block is marked for make exercises, not for the reader
-        inside && trim($0) ~ /^\/\* EXERCISE (BEGIN [a-z0-9-]*:.*|END) \*\/$/ { next }
-        inside { raw[++n] = $0 }
+        # an exercise block is what a learner writes: one "/* ... */" stands
+        # for it, at its indentation
+        inside && trim($0) ~ /^\/\* EXERCISE BEGIN [a-z0-9-]*:.*\*\/$/ {
+            lead = $0; sub(/[^ \t].*$/, "", lead)
+            raw[++n] = lead "/* ... */"
+            cut = 1
+            next
+        }
+        inside && trim($0) == "/* EXERCISE END */" { cut = 0; next }
+        inside && !cut { raw[++n] = $0 }
         function indent_of(line) { match(line, /^[ \t]*/); return RLENGTH }
         function header(line) {
             return line ~ /^[ \t]*(\} *)?(if|while|for) *\(.*\) *(\/\*.*\*\/)? *$/ || line ~ /^[ \t]*(\} *)?else *$/

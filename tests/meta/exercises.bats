@@ -169,7 +169,7 @@ END
     assert_output --partial "prints the answer of exercise 01-demo/greet"
 }
 
-@test "the answers check finds a one-line fix printed in a README, and make snippets leaves it out of an excerpt" {
+@test "the answers check finds a one-line fix printed in a README, and make snippets leaves answers out of an excerpt" {
     cp -r "$FIXTURE/.." "$BATS_TEST_TMPDIR/top"
     local t="$BATS_TEST_TMPDIR/top"
     mkdir -p "$t/common/mk" "$t/chapters/01-demo"
@@ -181,11 +181,22 @@ END
     run "$t/common/mk/snippets.sh" --fix
     assert_success
     run cat "$t/chapters/01-demo/README.md"
+    # the write exercise's block around it is left out too: neither the fix
+    # nor the block's code, one "/* ... */" in their place
     refute_output --partial "i <= n"
+    refute_output --partial "sum += i"
+    refute_output --partial 'printf("the sum'
     assert_output --partial "/* ... */"
-    # the header went with its body: no orphan "sum += i;" under a comment
+    # without the block, only the fix goes, and the header takes its body
+    # with it: no orphan "sum += i;"
+    sed -i '/EXERCISE /d' "$t/chapters/01-demo/counter.c"
+    run "$t/common/mk/snippets.sh" --fix
+    assert_success
+    run cat "$t/chapters/01-demo/README.md"
+    refute_output --partial "i <= n"
     refute_output --partial "sum += i"
     assert_output --partial 'printf("the sum of 1 to %d is %d\n", n, sum);'
+    assert_output --partial "/* ... */"
     run python3 "$t/common/mk/check-answers.py" "$t"
     assert_success
     # the same line pasted by hand: found
