@@ -29,6 +29,7 @@ have socat "test peers" command -v socat
 have valgrind "memory checks" command -v valgrind
 have clang-format "make lint" command -v clang-format
 have cppcheck "make lint" command -v cppcheck
+have shellcheck "make lint" command -v shellcheck
 have mingw-w64 "IOCP chapters (09, 11)" command -v x86_64-w64-mingw32-gcc
 have wine64 "runs the IOCP chapter" test -x /usr/lib/wine/wine64 -o -x /usr/bin/wine64
 have pandoc "make book" command -v pandoc
