@@ -13,6 +13,7 @@ wait_eof() {
     local fd="$1" limit="$2" t0 line rc
     t0=$(date +%s%N)
     while :; do
+        # shellcheck disable=SC2034 # what the line says does not matter, only that one came
         read -r -t "$limit" line <&"$fd"
         rc=$? # 0: a line (keep reading); 1: EOF; above 128: timed out
         [ "$rc" -eq 0 ] || break

@@ -21,6 +21,7 @@ teardown_file() { wine_teardown_file; }
 # and echo-client gives up after SECONDS (CLIENT_TIMEOUT).
 iocp_exercise_setup() {
     wine_require
+    # shellcheck disable=SC2034 # read by echo_suite.bash (suite_start)
     SERVER_CMD=("$WINE" "$(impl_bin "$1" echo-iocp.exe)" -w 2)
     export CLIENT_TIMEOUT="$2"
 }

@@ -35,6 +35,7 @@ pool_exercise_setup_file() {
 # port and the pool's options are each test's).
 pool_exercise_setup() {
     POOL_EXERCISE="$1"
+    # shellcheck disable=SC2034 # the tests start "${SERVER[@]}"
     SERVER=("$(impl_bin "$1" file-server)" -r "$ROOT")
 }
 

@@ -11,12 +11,15 @@
 #   aio_exercise_setup EX SECONDS   SERVER_CMD: EX's echo-aio on epoll; clients wait SECONDS
 #   aio_test_net WHAT_124_MEANS     EX's aio-test net on epoll must pass
 
+# shellcheck disable=SC2154 # output and status are set by bats' run
+
 # aio_exercise_setup EX SECONDS: BIN_DIR holds EX's programs, SERVER_CMD
 # runs its echo-aio on epoll, and echo-client gives up after SECONDS
 # (CLIENT_TIMEOUT).
 aio_exercise_setup() {
     BIN_DIR="$(dirname "$(impl_bin "$1" echo-aio)")"
     export AIO_BACKEND=epoll # the readiness adapter, ready.c, under test
+    # shellcheck disable=SC2034 # read by echo_suite.bash and the tests
     SERVER_CMD=("$BIN_DIR/echo-aio")
     export CLIENT_TIMEOUT="$2"
 }

@@ -13,6 +13,8 @@
 #   when_all_faster          in its $output, when_all at least twice as fast as one by one
 #   http_rt_closes_idle      EX's http-rt -i 300: keep-alive served, an idle connection closed
 
+# shellcheck disable=SC2154 # output and status are set by bats' run
+
 # rt_exercise EX SECONDS: the tests of this file run exercise EX's programs,
 # and its rt-test under a timeout of SECONDS.
 rt_exercise() {
