@@ -3,6 +3,8 @@
  */
 #include "probe-try.h"
 
+#include "uring-wait.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -10,24 +12,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define PROBE_BGID 7 /* buffer group id of the multishot recv trial */
-
-/* Wait up to 2 s for one CQE and copy it out. Returns 0 or -errno (-ETIME). */
-static int probe__wait(struct io_uring *ring, struct io_uring_cqe *out)
-{
-    struct __kernel_timespec ts = {.tv_sec = 2};
-    struct io_uring_cqe *cqe;
-    int ret;
-
-    do {
-        ret = io_uring_wait_cqe_timeout(ring, &cqe, &ts);
-    } while (ret == -EINTR);
-    if (ret < 0)
-        return ret;
-    *out = *cqe;
-    io_uring_cqe_seen(ring, cqe);
-    return 0;
-}
+#define PROBE_BGID    7    /* buffer group id of the multishot recv trial */
+#define PROBE_WAIT_MS 2000 /* a trial's completion comes at once, or not at all */
 
 /* Two NOPs, the first linked to the second. Returns 0 if both complete. */
 int probe_try_link(struct io_uring *ring)
@@ -41,7 +27,8 @@ int probe_try_link(struct io_uring *ring)
     io_uring_prep_nop(io_uring_get_sqe(ring));
     if ((ret = io_uring_submit(ring)) < 0)
         return ret;
-    if ((ret = probe__wait(ring, &a)) < 0 || (ret = probe__wait(ring, &b)) < 0)
+    if ((ret = uring_wait_one(ring, &a, PROBE_WAIT_MS)) < 0 ||
+        (ret = uring_wait_one(ring, &b, PROBE_WAIT_MS)) < 0)
         return ret;
     return a.res < 0 ? a.res : b.res;
 }
@@ -79,7 +66,8 @@ int probe_try_multishot_accept(void)
         goto out;
     }
     io_uring_prep_multishot_accept(io_uring_get_sqe(&ring), lfd, NULL, NULL, SOCK_CLOEXEC);
-    if ((ret = io_uring_submit(&ring)) >= 0 && (ret = probe__wait(&ring, &cqe)) == 0) {
+    if ((ret = io_uring_submit(&ring)) >= 0 &&
+        (ret = uring_wait_one(&ring, &cqe, PROBE_WAIT_MS)) == 0) {
         if (cqe.res >= 0)
             close(cqe.res);
         ret = cqe.res < 0 ? cqe.res : (cqe.flags & IORING_CQE_F_MORE) ? 0 : -EINVAL;
@@ -129,7 +117,7 @@ void probe_try_multishot_recv(int *buf_ring, int *recv)
     sqe->flags |= IOSQE_BUFFER_SELECT;
     sqe->buf_group = PROBE_BGID;
     if ((ret = io_uring_submit(&ring)) < 0 || write(sv[1], "x", 1) != 1 ||
-        (ret = probe__wait(&ring, &cqe)) < 0) {
+        (ret = uring_wait_one(&ring, &cqe, PROBE_WAIT_MS)) < 0) {
         *recv = ret < 0 ? ret : -EIO;
         goto out;
     }

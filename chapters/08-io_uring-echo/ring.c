@@ -1,6 +1,9 @@
 /* ring.c: see ring.h. */
 #include "ring.h"
 
+#include "uring-wait.h"
+#include "uring-why.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -12,9 +15,10 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#define TRY_UD    0x7e57u /* user_data of a trial request */
-#define TRY_BGID  0x7e57u /* buffer group id of the multishot recv trial */
-#define CANCEL_UD 0xca1u  /* user_data of the cancel that ends it */
+#define TRY_UD      0x7e57u /* user_data of a trial request */
+#define TRY_BGID    0x7e57u /* buffer group id of the multishot recv trial */
+#define CANCEL_UD   0xca1u  /* user_data of the cancel that ends it */
+#define TRY_WAIT_MS 2000    /* a trial's CQE comes at once, or never */
 
 static const char *ring__release(void)
 {
@@ -23,25 +27,11 @@ static const char *ring__release(void)
     return uname(&u) == 0 ? u.release : "?";
 }
 
-/* kernel.io_uring_disabled (6.6+): 0 allowed, 1 only some users, 2 nobody. */
-static int ring__sysctl(void)
-{
-    FILE *f = fopen("/proc/sys/kernel/io_uring_disabled", "r");
-    int v = -1;
-
-    if (f) {
-        if (fscanf(f, "%d", &v) != 1)
-            v = -1;
-        fclose(f);
-    }
-    return v;
-}
-
 int ring_open(struct io_uring *ring, unsigned entries, unsigned cq_entries, unsigned flags,
               unsigned sq_idle_ms, char *why, size_t len)
 {
     struct io_uring_params p = {.flags = flags, .sq_thread_idle = sq_idle_ms};
-    int ret, sysctl;
+    int ret;
 
     if (cq_entries) {
         p.flags |= IORING_SETUP_CQSIZE;
@@ -53,51 +43,9 @@ int ring_open(struct io_uring *ring, unsigned entries, unsigned cq_entries, unsi
         flags &= ~(IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN);
         return ring_open(ring, entries, cq_entries, flags, sq_idle_ms, why, len);
     }
-    if (ret == 0)
-        return 0;
-    sysctl = ring__sysctl();
-    if (ret == -ENOSYS)
-        snprintf(why, len, "io_uring_setup: ENOSYS: this kernel (%s) has no io_uring (5.1+)",
-                 ring__release());
-    else if (ret == -EPERM && (sysctl == 1 || sysctl == 2))
-        snprintf(why, len,
-                 "io_uring_setup: EPERM: the sysctl kernel.io_uring_disabled is %d, which "
-                 "forbids io_uring %s",
-                 sysctl, sysctl == 2 ? "to every process" : "outside kernel.io_uring_group");
-    else if (ret == -EPERM && (flags & IORING_SETUP_SQPOLL))
-        snprintf(why, len,
-                 "io_uring_setup(IORING_SETUP_SQPOLL): EPERM: before Linux 5.11 SQPOLL needs "
-                 "CAP_SYS_ADMIN (this is %s), or a seccomp filter forbids io_uring",
-                 ring__release());
-    else if (ret == -EPERM)
-        snprintf(why, len,
-                 "io_uring_setup: EPERM: a seccomp filter (Docker's default profile since "
-                 "Docker 25) or a security module forbids io_uring here");
-    else if (ret == -ENOMEM)
-        snprintf(why, len,
-                 "io_uring_setup(%u entries): ENOMEM: before Linux 5.12 the rings count "
-                 "against the locked-memory limit: raise ulimit -l",
-                 entries);
-    else
-        snprintf(why, len, "io_uring_setup(%u entries, flags 0x%x): %s", entries, flags,
-                 strerror(-ret));
-    return ret;
-}
-
-static int ring__wait_one(struct io_uring *ring, struct io_uring_cqe *out)
-{
-    struct __kernel_timespec ts = {.tv_sec = 2};
-    struct io_uring_cqe *cqe;
-    int ret;
-
-    do {
-        ret = io_uring_wait_cqe_timeout(ring, &cqe, &ts);
-    } while (ret == -EINTR);
     if (ret < 0)
-        return ret;
-    *out = *cqe;
-    io_uring_cqe_seen(ring, cqe);
-    return 0;
+        uring_why(ret, entries, flags, why, len); /* the sysctl, seccomp, an old kernel... */
+    return ret;
 }
 
 /* snippet: try */
@@ -116,7 +64,8 @@ static int ring__try(struct io_uring *ring, struct io_uring_sqe *sqe)
     io_uring_sqe_set_data64(sqe, CANCEL_UD);
     if ((ret = io_uring_submit(ring)) < 0)
         return ret;
-    if ((ret = ring__wait_one(ring, &a)) < 0 || (ret = ring__wait_one(ring, &b)) < 0)
+    if ((ret = uring_wait_one(ring, &a, TRY_WAIT_MS)) < 0 ||
+        (ret = uring_wait_one(ring, &b, TRY_WAIT_MS)) < 0)
         return ret;
     return a.user_data == TRY_UD ? a.res : b.res;
 }
@@ -187,7 +136,7 @@ static int ring__try_cancel_fd(struct io_uring *ring)
     io_uring_prep_cancel_fd(io_uring_get_sqe(ring), fd, IORING_ASYNC_CANCEL_ALL);
     ret = io_uring_submit(ring);
     if (ret >= 0)
-        ret = ring__wait_one(ring, &cqe);
+        ret = uring_wait_one(ring, &cqe, TRY_WAIT_MS);
     close(fd);
     if (ret < 0)
         return ret;

@@ -2,7 +2,7 @@
  *
  *   - ring_open(): io_uring_queue_init_params() that says in words why a
  *     machine refuses io_uring (a sysctl, a seccomp filter, an old kernel)
- *     instead of a bare "Operation not permitted";
+ *     instead of a bare "Operation not permitted" (common/uring-why.c);
  *   - ring_check(): are the opcodes and flags a server relies on there? An
  *     opcode the kernel lists (io_uring_get_probe); a flag (multishot) it
  *     cannot list, so it is tried for real, on a throwaway socket;

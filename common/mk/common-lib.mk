@@ -1,4 +1,5 @@
-# common/mk/common-lib.mk: rules for build/.../common/libcourse.a (net.c, buf.c).
+# common/mk/common-lib.mk: rules for build/.../common/libcourse.a (net.c, buf.c,
+# and on Linux uring-why.c).
 #
 # Included by prog.mk, so `cd chapters/01-blocking && make` builds the library
 # it needs without a trip to the top-level Makefile.
@@ -12,6 +13,11 @@ COURSE_COMMON_LIB_MK := 1
 course_goal_before_lib := $(.DEFAULT_GOAL)
 
 COMMON_SRCS := net.c buf.c
+# Why io_uring is refused here: Linux only, but no liburing (the kernel's
+# <linux/io_uring.h> is enough), so it is built wherever io_uring can exist.
+ifeq ($(UNAME_S),Linux)
+COMMON_SRCS += uring-why.c
+endif
 COMMON_OBJS := $(addprefix $(BUILD)/common/,$(COMMON_SRCS:.c=.o))
 COMMON_LIB := $(BUILD)/common/libcourse.a
 

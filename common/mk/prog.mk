@@ -9,7 +9,8 @@
 #
 # Binaries go to build/<the folder's path in the repository>/, so
 # chapters/03-nonblocking/echo-poll.c becomes build/chapters/03-nonblocking/echo-poll.
-# Every program links common/ (net, buf) and can include "net.h", "buf.h", "todo.h".
+# Every program links common/ (net, buf; uring-why on Linux) and can include its
+# headers: "net.h", "buf.h", "clock.h", "list.h", "todo.h"...
 #
 # A solution or exercise that holds only the file the learner writes takes the
 # chapter's other files from the chapter folder:

@@ -2,9 +2,12 @@
  *
  * It calls io_uring_setup(2) directly, without liburing, so it also answers on
  * machines without liburing-dev. Containers and hardened kernels often refuse
- * io_uring: seccomp (Docker's default profile) gives EPERM, the
- * kernel.io_uring_disabled sysctl gives EPERM, kernels older than 5.1 ENOSYS.
+ * io_uring: why, in words, is common/uring-why.c's to say. doctor.sh and the
+ * tests compile this file alone with a bare `gcc FILE`, so it takes that
+ * diagnosis in as source rather than from the course's library.
  */
+#include "../uring-why.c"
+
 #include <errno.h>
 #include <linux/io_uring.h>
 #include <stdio.h>
@@ -15,6 +18,7 @@
 int main(void)
 {
     struct io_uring_params p;
+    char why[512];
     long fd;
 
     memset(&p, 0, sizeof(p));
@@ -24,16 +28,6 @@ int main(void)
         printf("io_uring_setup works here (features 0x%x).\n", p.features);
         return 0;
     }
-    switch (errno) {
-    case ENOSYS:
-        printf("io_uring_setup: ENOSYS: this kernel has no io_uring (needs 5.1+).\n");
-        break;
-    case EPERM:
-        printf("io_uring_setup: EPERM: io_uring is forbidden here (sysctl "
-               "kernel.io_uring_disabled, or a seccomp filter as in Docker's default profile).\n");
-        break;
-    default:
-        printf("io_uring_setup: %s.\n", strerror(errno));
-    }
+    printf("%s\n", uring_why(-errno, 4, 0, why, sizeof(why)));
     return 77;
 }

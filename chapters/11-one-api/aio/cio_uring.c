@@ -21,6 +21,8 @@
  */
 #include "cio_impl.h"
 
+#include "uring-why.h"
+
 #include <errno.h>
 #include <liburing.h>
 #include <stdio.h>
@@ -42,20 +44,6 @@ struct uring_impl {
 _Static_assert(sizeof(struct __kernel_timespec) == 2 * sizeof(long long),
                "cio_op.ts_sec/ts_nsec hold a struct __kernel_timespec");
 
-/* kernel.io_uring_disabled (6.6+): 0 allowed, 1 only for a group, 2 nobody. */
-static int uring__sysctl(void)
-{
-    FILE *f = fopen("/proc/sys/kernel/io_uring_disabled", "r");
-    int v = -1;
-
-    if (f) {
-        if (fscanf(f, "%d", &v) != 1)
-            v = -1;
-        fclose(f);
-    }
-    return v;
-}
-
 static int uring__init(struct cio *a, char *why, size_t len)
 {
     static const int needed[] = {IORING_OP_ACCEPT, IORING_OP_RECV,    IORING_OP_SEND,
@@ -76,16 +64,9 @@ static int uring__init(struct cio *a, char *why, size_t len)
         ret = io_uring_queue_init_params(URING_ENTRIES, ring, &p);
     }
     if (ret < 0) {
-        int sysctl = uring__sysctl();
-        if (ret == -EPERM && sysctl > 0)
-            snprintf(why, len, "uring: io_uring_setup: EPERM: sysctl kernel.io_uring_disabled = %d",
-                     sysctl);
-        else if (ret == -EPERM)
-            snprintf(why, len,
-                     "uring: io_uring_setup: EPERM: a seccomp filter (a container?) "
-                     "forbids io_uring here");
-        else
-            snprintf(why, len, "uring: io_uring_setup: %s", strerror(-ret));
+        char reason[256];
+        snprintf(why, len, "uring: %s",
+                 uring_why(ret, URING_ENTRIES, p.flags, reason, sizeof(reason)));
         free(u);
         return ret;
     }

@@ -15,6 +15,12 @@
  * accept and recv are flags on ACCEPT and RECV), so probe-try.c tries them
  * for real, on a loopback socket and a socketpair.
  *
+ * The words for a refusal (probe__refusal()) are worked out here, where
+ * io_uring is taught, and they are an exercise (probe-refusal). The later
+ * chapters and `make doctor` say the same with common/uring-why.c, the one
+ * copy that grew from this one (it also knows SQPOLL before 5.11 and ENOMEM
+ * before 5.12); this file keeps its own, because writing it is the lesson.
+ *
  * Build and run, from the repository root:
  *     make -C chapters/07-io_uring-basics
  *     build/chapters/07-io_uring-basics/uring-probe
