@@ -69,8 +69,9 @@ left_running() {
         fail "the build wrote into HOME: $(find "$BATS_TEST_TMPDIR/home" | head)"
     [ -z "$(ls -A "$BATS_TEST_TMPDIR/tmp")" ] ||
         fail "the build wrote into TMPDIR: $(find "$BATS_TEST_TMPDIR/tmp" | head)"
-    [ -z "$(ls -A "$SCRATCH/chapters/99-demo/dotnet/hello-dotnet" | grep -v -x -e Program.cs -e hello-dotnet.csproj)" ] ||
-        fail "the build wrote into the source folder: $(ls -A "$SCRATCH/chapters/99-demo/dotnet/hello-dotnet")"
+    local src="$SCRATCH/chapters/99-demo/dotnet/hello-dotnet"
+    [ -z "$(find "$src" -mindepth 1 ! -name Program.cs ! -name hello-dotnet.csproj)" ] ||
+        fail "the build wrote into the source folder: $(ls -A "$src")"
     local left
     left=$(left_running)
     [ -z "$left" ] || fail "the build left processes running (an MSBuild node, a compiler server?):
