@@ -23,6 +23,7 @@
  * If kqueue does something else than the text says, the program says so and
  * exits 1.
  */
+#include "clock.h"
 #include "net.h"
 
 #include <sys/event.h>
@@ -102,14 +103,6 @@ static const char *err_name(int err)
     return err == 0 ? "0" : err == ENOENT ? "ENOENT" : strerror(err);
 }
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void step_oneshot(void)
 {
     struct kevent ev;
@@ -163,9 +156,9 @@ static void step_dispatch(void)
 
 struct sleeper {
     int kq;
-    int events;        /* what its kevent() returned */
-    unsigned int why;  /* the fflags of its event */
-    long long woke_at; /* now_ms() when it returned */
+    int events;       /* what its kevent() returned */
+    unsigned int why; /* the fflags of its event */
+    int64_t woke_at;  /* clock_now_ms() when it returned */
 };
 
 /* snippet: user-wake */
@@ -181,7 +174,7 @@ static void *sleeper_main(void *arg)
 
     b->events = kevent(b->kq, NULL, 0, &ev, 1, NULL);
     b->why = b->events == 1 ? ev.fflags : 0;
-    b->woke_at = now_ms();
+    b->woke_at = clock_now_ms();
     return NULL;
 }
 
@@ -189,14 +182,14 @@ static void step_user_wake(void)
 {
     struct sleeper b = {.kq = kq_open()};
     pthread_t t;
-    long long woken_at;
+    int64_t woken_at;
     int err;
 
     change(b.kq, WAKE_IDENT, EVFILT_USER, EV_ADD | EV_CLEAR, 0, 0, NULL);
     if ((err = pthread_create(&t, NULL, sleeper_main, &b)) != 0)
         net_die(err, "pthread_create");
     usleep(100 * 1000); /* B is asleep by now */
-    woken_at = now_ms();
+    woken_at = clock_now_ms();
     change(b.kq, WAKE_IDENT, EVFILT_USER, 0, NOTE_TRIGGER | NOTE_FFOR | WAKE_NEWS | WAKE_STOP, 0,
            NULL);
     pthread_join(t, NULL);

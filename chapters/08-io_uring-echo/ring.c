@@ -1,5 +1,6 @@
 /* ring.c: see ring.h. */
 #include "ring.h"
+#include "net.h"
 
 #include "uring-wait.h"
 #include "uring-why.h"
@@ -231,10 +232,8 @@ struct io_uring_sqe *ring_sqe(struct io_uring *ring)
 
     while (!(sqe = io_uring_get_sqe(ring))) {
         int ret = io_uring_submit(ring);
-        if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
-            fprintf(stderr, "io_uring_submit (queue full): %s\n", strerror(-ret));
-            exit(1);
-        }
+        if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
+            net_die(-ret, "io_uring_submit (queue full)");
         /* With SQPOLL, submitting only wakes the kernel thread: the slots
          * free up when it has copied the SQEs. */
         if (ring->flags & IORING_SETUP_SQPOLL)
