@@ -17,15 +17,15 @@
 #
 # The build is offline and leaves nothing outside build/: no package source
 # (common/dotnet/nuget.config clears them; the programs use the framework
-# alone), HOME and DOTNET_CLI_HOME in build/, no build server or MSBuild node
-# left running afterwards. Make decides what is out of date (the program's
-# .cs and .csproj files, and common/dotnet/), so a second `make` does not
-# start dotnet at all.
+# alone), HOME, DOTNET_CLI_HOME and TMPDIR in build/, no build server or
+# MSBuild node left running afterwards. Make decides what is out of date
+# (the program's .cs and .csproj files, common/dotnet/ and this file), so a
+# second `make` does not start dotnet at all.
 #
-# Without the SDK (dotnet not on PATH, or older than 8), or in a sanitizer
-# build (SAN=..., which instruments C code only), the programs are skipped
-# with one line, and their tests skip saying why (require_dotnet in
-# tests/helpers/common.bash). DOTNET=/path/to/dotnet picks another SDK.
+# Without the SDK (no dotnet on PATH, or no SDK 8 or newer behind it), or in
+# a sanitizer build (SAN=..., which instruments C code only), the programs
+# are skipped with one line, and their tests skip saying why (require_dotnet
+# in tests/helpers/common.bash). DOTNET=/path/to/dotnet picks another SDK.
 
 ifndef COURSE_DOTNET_MK
 COURSE_DOTNET_MK := 1
@@ -40,9 +40,11 @@ DOTNET_OUT := $(BUILD)/$(DOTNET_REL)
 # A program is out of date when its sources, common/dotnet/ or these rules change.
 DOTNET_COMMON := $(wildcard $(TOP)/common/dotnet/*) $(DOTNET_MK)
 
-# The newest SDK's major version (8, 10...), read without starting the SDK
-# itself: `dotnet --list-sdks` is answered by the native host.
-DOTNET_MAJOR = $(shell $(DOTNET) --list-sdks 2>/dev/null | sed -n 's/^\([0-9][0-9]*\)\..*/\1/p' | sort -n | tail -n 1)
+# The newest SDK's major version (8, 10...), empty without one, read without
+# starting the SDK itself: `dotnet --list-sdks` is answered by the native
+# host, in a few milliseconds.
+DOTNET_PATH := $(shell command -v $(DOTNET) 2>/dev/null)
+DOTNET_MAJOR := $(if $(DOTNET_PATH),$(shell $(DOTNET) --list-sdks 2>/dev/null | sed -n 's/^\([0-9][0-9]*\)\..*/\1/p' | sort -n | tail -n 1))
 
 # Everything the SDK would write under HOME or in /tmp goes here instead:
 # the first-run sentinels, NuGet's own settings, scratch folder and (never
@@ -78,9 +80,12 @@ all: dotnet
 ifneq ($(strip $(SAN)),)
 dotnet:
 	@echo "skipping the C# programs of $(DOTNET_REL) ($(DOTNET_PROGS)): SAN=$(SAN) instruments C code only; they are built by plain make"
-else ifeq ($(shell command -v $(DOTNET) 2>/dev/null),)
+else ifeq ($(DOTNET_PATH),)
 dotnet:
 	@echo "skipping the C# programs of $(DOTNET_REL) ($(DOTNET_PROGS)): the .NET SDK (dotnet, 8 or newer) is not installed; make doctor says how to get it"
+else ifeq ($(shell [ "$(DOTNET_MAJOR)" -ge 8 ] 2>/dev/null && echo new),)
+dotnet:
+	@echo "skipping the C# programs of $(DOTNET_REL) ($(DOTNET_PROGS)): they need the .NET SDK 8 or newer, and $(DOTNET) has $(if $(DOTNET_MAJOR),SDK $(DOTNET_MAJOR),no SDK); make doctor says how to get it"
 else
 dotnet: $(DOTNET_LINKS)
 	@$(if $(QUIET_WHERE),true,echo "built $(DOTNET_REL) (C#): $(DOTNET_PROGS) -> $(patsubst $(TOP)/%,%,$(DOTNET_OUT))/")
@@ -92,8 +97,6 @@ define dotnet_rule
 $(DOTNET_OUT)/$(1): $(wildcard $(DOTNET_HERE)/dotnet/$(1)/*.cs* $(DOTNET_HERE)/dotnet/$(1)/*/*.cs*) $(DOTNET_COMMON)
 	@mkdir -p $(DOTNET_OUT)/dotnet/$(1) $(DOTNET_HOME)/tmp
 	@$(if $(Q),echo "  DOTNET  $(DOTNET_REL)/dotnet/$(1)")
-	@major="$$(DOTNET_MAJOR)"; [ "$$$${major:-0}" -ge 8 ] || \
-	    { echo "$(DOTNET_REL)/dotnet/$(1): needs the .NET SDK 8 or newer; $(DOTNET) --list-sdks shows: $$$$($(DOTNET) --list-sdks 2>&1 | tr '\n' ' ')" >&2; exit 1; }
 	$(Q)if $$(DOTNET_BUILD) --artifacts-path $(DOTNET_OUT)/dotnet/$(1) $(DOTNET_HERE)/dotnet/$(1)/$(1).csproj \
 	    >$(DOTNET_OUT)/dotnet/$(1)/build.log 2>&1; then \
 	    grep -E ': warning ' $(DOTNET_OUT)/dotnet/$(1)/build.log | sort -u || true; \

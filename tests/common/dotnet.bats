@@ -3,7 +3,8 @@
 # copy of the build rules with one small program: the apphost is built and
 # linked beside the C programs, offline, with nothing written outside build/
 # and no process left running; a second make does not start dotnet; without
-# the SDK, or in a sanitizer build, make says so in one line and succeeds.
+# the SDK, with one older than 8, or in a sanitizer build, make says so in
+# one line and succeeds.
 #
 #   bats tests/common/dotnet.bats
 
@@ -97,12 +98,18 @@ $left"
     assert_output "changed"
 }
 
-@test "without the SDK, or in a sanitizer build, make skips the C# programs in one line and succeeds" {
+@test "without the SDK, with one older than 8, or in a sanitizer build, make skips the C# programs in one line and succeeds" {
     NETNS=()
     run smake DOTNET="$BATS_TEST_TMPDIR/no-such-dotnet"
     assert_success
     assert_output --partial "skipping the C# programs of chapters/99-demo (hello-dotnet): the .NET SDK (dotnet, 8 or newer) is not installed"
     [ "$(grep -c 'C#' <<<"$output")" -eq 1 ] || fail "expected one line about the C# programs, got: $output"
+    # a dotnet whose newest SDK is too old for the programs (6 here)
+    printf '#!/bin/sh\necho "6.0.428 [/usr/share/dotnet/sdk]"\n' >"$BATS_TEST_TMPDIR/old-dotnet"
+    chmod +x "$BATS_TEST_TMPDIR/old-dotnet"
+    run smake DOTNET="$BATS_TEST_TMPDIR/old-dotnet"
+    assert_success
+    assert_output --partial "skipping the C# programs of chapters/99-demo (hello-dotnet): they need the .NET SDK 8 or newer, and $BATS_TEST_TMPDIR/old-dotnet has SDK 6"
     run smake SAN=address
     assert_success
     assert_output --partial "skipping the C# programs of chapters/99-demo (hello-dotnet): SAN=address instruments C code only"

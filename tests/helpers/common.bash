@@ -571,6 +571,11 @@ require_dotnet() {
     valgrind_skip "a C# program: memcheck checks the C programs' memory, and a C# program's is the garbage collector's"
     command -v "${DOTNET:-dotnet}" >/dev/null ||
         skip "a C# program, and the .NET SDK (dotnet) is not installed: $(course_dotnet_advice)"
+    # as common/mk/dotnet.mk decides whether to build them
+    local major
+    major=$("${DOTNET:-dotnet}" --list-sdks 2>/dev/null | sed -n 's/^\([0-9][0-9]*\)\..*/\1/p' | sort -n | tail -n 1)
+    [ "${major:-0}" -ge 8 ] ||
+        skip "a C# program, and ${DOTNET:-dotnet} has ${major:+only SDK }${major:-no SDK}: $(course_dotnet_advice)"
 }
 
 # ---- VALGRIND=1 ------------------------------------------------------------------
