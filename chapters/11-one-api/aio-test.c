@@ -30,6 +30,7 @@
  * functions just below, one version for each system.
  */
 #include "aio/cio.h"
+#include "check.h"
 #include "clock.h"
 
 #include <errno.h>
@@ -47,17 +48,6 @@ typedef SOCKET sock; /* cio.h brought in chapter 09's win.h, and with it Winsock
 #include <unistd.h>
 typedef int sock;
 #endif
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL: " __VA_ARGS__);                                                 \
-            fputc('\n', stderr);                                                                   \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 /* What a callback saw: how many times it ran, and when. */
 struct seen {
@@ -257,7 +247,7 @@ static struct cio *open_loop(void)
 
     if (!a) {
         fprintf(stderr, "aio-test: %s\n", why);
-        exit(err == -EINVAL ? 2 : 77);
+        exit(err == -EINVAL ? 2 : CHECK_SKIP);
     }
     printf("backend %s\n", cio_backend_name(a));
     return a;
@@ -271,7 +261,8 @@ static void run_until_idle(struct cio *a, int limit_ms)
     while (cio_in_flight(a) > 0 && clock_now_ms() < end)
         if (cio_run(a, (int)(end - clock_now_ms())) < 0)
             break;
-    CHECK(cio_in_flight(a) == 0, "%u ops still in flight after %d ms", cio_in_flight(a), limit_ms);
+    CHECK_MSG(cio_in_flight(a) == 0, "%u ops still in flight after %d ms", cio_in_flight(a),
+              limit_ms);
 }
 
 /* Run the loop for about ms, whatever completes. */
@@ -287,7 +278,7 @@ static void submit(struct cio *a, struct cio_op *op)
 {
     int err = cio_submit(a, op);
 
-    CHECK(err == 0, "cio_submit(kind %d): %s", (int)op->kind, res_text(err));
+    CHECK_MSG(err == 0, "cio_submit(kind %d): %s", (int)op->kind, res_text(err));
 }
 
 /* ---- timers ------------------------------------------------------------------- */
@@ -306,26 +297,29 @@ static void test_timers(struct cio *a)
                                  .user_data = &seen[i]};
         submit(a, &ops[i]);
     }
-    CHECK(cio_cancel(a, &ops[4]) == 0, "cio_cancel(timeout 150 ms) should be 0");
+    CHECK_MSG(cio_cancel(a, &ops[4]) == 0, "cio_cancel(timeout 150 ms) should be 0");
     run_until_idle(a, 5000);
     for (int i = 0; i < 4; i++) {
         /* the cancelled one completes first, then 50, 100, 200 and 300 ms */
         static const int want_order[] = {5, 3, 4, 2};
         printf("timeout %u ms: res %d (%s) after %lld ms, completion number %d\n", ms[i],
                ops[i].res, res_text(ops[i].res), seen[i].at_ms, seen[i].order);
-        CHECK(ops[i].res == -ETIME, "timeout %u ms: res %d, expected -ETIME", ms[i], ops[i].res);
-        CHECK(seen[i].calls == 1, "timeout %u ms: %d callbacks", ms[i], seen[i].calls);
-        CHECK(seen[i].order == want_order[i], "timeout %u ms completed in position %d, expected %d",
-              ms[i], seen[i].order, want_order[i]);
+        CHECK_MSG(ops[i].res == -ETIME, "timeout %u ms: res %d, expected -ETIME", ms[i],
+                  ops[i].res);
+        CHECK_MSG(seen[i].calls == 1, "timeout %u ms: %d callbacks", ms[i], seen[i].calls);
+        CHECK_MSG(seen[i].order == want_order[i],
+                  "timeout %u ms completed in position %d, expected %d", ms[i], seen[i].order,
+                  want_order[i]);
         /* a clock tick of slack below; a loaded machine's worth above */
-        CHECK(seen[i].at_ms >= ms[i] - 2 && seen[i].at_ms <= ms[i] + 1000,
-              "timeout %u ms fired after %lld ms", ms[i], seen[i].at_ms);
+        CHECK_MSG(seen[i].at_ms >= ms[i] - 2 && seen[i].at_ms <= ms[i] + 1000,
+                  "timeout %u ms fired after %lld ms", ms[i], seen[i].at_ms);
     }
     printf("timeout 150 ms, cancelled: res %d (%s), %d callback\n", ops[4].res,
            res_text(ops[4].res), seen[4].calls);
-    CHECK(ops[4].res == -ECANCELED, "the cancelled timeout: res %d, expected -ECANCELED",
-          ops[4].res);
-    CHECK(seen[4].calls == 1 && seen[4].order == 1, "the cancelled timeout completed first, once");
+    CHECK_MSG(ops[4].res == -ECANCELED, "the cancelled timeout: res %d, expected -ECANCELED",
+              ops[4].res);
+    CHECK_MSG(seen[4].calls == 1 && seen[4].order == 1,
+              "the cancelled timeout completed first, once");
 }
 
 /* ---- sockets -------------------------------------------------------------------- */
@@ -346,7 +340,7 @@ static void tcp_pair(struct cio *a, sock *client, sock *server)
 #endif
         die("accept(a loopback connection)");
     sock_close(lfd);
-    CHECK(cio_attach(a, (cio_fd)*server) == 0, "cio_attach(the accepted socket)");
+    CHECK_MSG(cio_attach(a, (cio_fd)*server) == 0, "cio_attach(the accepted socket)");
 }
 
 static void test_cancel(struct cio *a)
@@ -364,35 +358,35 @@ static void test_cancel(struct cio *a)
     t0 = clock_now_ms();
     submit(a, &recv);
     run_for(a, 100); /* nothing to receive: it stays in flight */
-    CHECK(seen.calls == 0, "a recv with nothing to receive completed (res %d)", recv.res);
-    CHECK(cio_cancel(a, &recv) == 0, "cio_cancel(a waiting recv) should be 0");
+    CHECK_MSG(seen.calls == 0, "a recv with nothing to receive completed (res %d)", recv.res);
+    CHECK_MSG(cio_cancel(a, &recv) == 0, "cio_cancel(a waiting recv) should be 0");
     run_until_idle(a, 5000);
     printf("a waiting recv, cancelled: res %d (%s), %d callback\n", recv.res, res_text(recv.res),
            seen.calls);
-    CHECK(recv.res == -ECANCELED, "res %d, expected -ECANCELED", recv.res);
-    CHECK(seen.calls == 1, "%d callbacks, expected 1", seen.calls);
+    CHECK_MSG(recv.res == -ECANCELED, "res %d, expected -ECANCELED", recv.res);
+    CHECK_MSG(seen.calls == 1, "%d callbacks, expected 1", seen.calls);
 
     /* Bytes sent now must not land in the cancelled op's buffer... */
-    CHECK(sock_write(client, "after", 5) == 5, "write(client)");
+    CHECK_MSG(sock_write(client, "after", 5) == 5, "write(client)");
     run_for(a, 200);
     for (size_t i = 0; i < sizeof(buf); i++)
         untouched &= (unsigned char)buf[i] == 0xAA;
     printf("5 bytes sent after the cancel: the cancelled recv's buffer is %s\n",
            untouched ? "untouched" : "WRITTEN");
-    CHECK(untouched, "the buffer of a cancelled recv was written after its completion");
+    CHECK_MSG(untouched, "the buffer of a cancelled recv was written after its completion");
     /* ...and are still there for the next recv. */
     recv.buf = got;
     seen = (struct seen){0};
     submit(a, &recv);
     run_until_idle(a, 5000);
     printf("the next recv: res %d, \"%.*s\"\n", recv.res, recv.res > 0 ? recv.res : 0, got);
-    CHECK(recv.res == 5 && memcmp(got, "after", 5) == 0, "the next recv: res %d", recv.res);
+    CHECK_MSG(recv.res == 5 && memcmp(got, "after", 5) == 0, "the next recv: res %d", recv.res);
 
     printf("cio_cancel of an op not in flight: %d (%s)\n", cio_cancel(a, &recv), strerror(ENOENT));
-    CHECK(cio_cancel(a, &recv) == -ENOENT, "cio_cancel(idle op) should be -ENOENT");
+    CHECK_MSG(cio_cancel(a, &recv) == -ENOENT, "cio_cancel(idle op) should be -ENOENT");
 
     /* The race: the data is there when the op starts, the cancel follows. */
-    CHECK(sock_write(client, "late", 4) == 4, "write(client)");
+    CHECK_MSG(sock_write(client, "late", 4) == 4, "write(client)");
     sleep_ms(50);
     seen = (struct seen){0};
     submit(a, &recv);
@@ -400,9 +394,9 @@ static void test_cancel(struct cio *a)
     run_until_idle(a, 5000);
     printf("a recv cancelled as its data arrived: %d callback, res %d (%s)\n", seen.calls, recv.res,
            recv.res == -ECANCELED ? "cancelled" : "completed with the data");
-    CHECK(seen.calls == 1, "%d callbacks, expected exactly 1", seen.calls);
-    CHECK(recv.res == -ECANCELED || (recv.res == 4 && memcmp(got, "late", 4) == 0),
-          "res %d: neither -ECANCELED nor the 4 bytes", recv.res);
+    CHECK_MSG(seen.calls == 1, "%d callbacks, expected exactly 1", seen.calls);
+    CHECK_MSG(recv.res == -ECANCELED || (recv.res == 4 && memcmp(got, "late", 4) == 0),
+              "res %d: neither -ECANCELED nor the 4 bytes", recv.res);
     cio_detach(a, (cio_fd)server);
     sock_close(server);
     sock_close(client);
@@ -434,8 +428,8 @@ static void test_big_send(struct cio *a, sock client, cio_fd server)
     }
     printf("a send of %zu bytes: res %d, %d callback, %zu bytes received, %zu wrong\n", n, send.res,
            seen.calls, got, bad);
-    CHECK(send.res == (int)n, "the send completed with %d, expected %zu", send.res, n);
-    CHECK(seen.calls == 1 && got == n && bad == 0, "the peer got %zu of %zu bytes", got, n);
+    CHECK_MSG(send.res == (int)n, "the send completed with %d, expected %zu", send.res, n);
+    CHECK_MSG(seen.calls == 1 && got == n && bad == 0, "the peer got %zu of %zu bytes", got, n);
     free(out);
 }
 /* end snippet */
@@ -450,16 +444,16 @@ static void test_net(struct cio *a)
     struct cio_op acc = {.kind = CIO_ACCEPT, .fd = (cio_fd)lfd, .cb = on_done, .user_data = &seen};
     struct cio_op op = {.cb = on_done, .user_data = &seen};
 
-    CHECK(cio_attach(a, (cio_fd)lfd) == 0, "cio_attach(listener)");
+    CHECK_MSG(cio_attach(a, (cio_fd)lfd) == 0, "cio_attach(listener)");
     submit(a, &acc);
     client = connect_to(port);
     run_until_idle(a, 5000);
     printf("accept: res %s\n", acc.res >= 0 ? "a new fd" : res_text(acc.res));
-    CHECK(acc.res >= 0, "accept: res %d", acc.res);
+    CHECK_MSG(acc.res >= 0, "accept: res %d", acc.res);
     server = (cio_fd)acc.res;
-    CHECK(cio_attach(a, server) == 0, "cio_attach(the accepted socket)");
+    CHECK_MSG(cio_attach(a, server) == 0, "cio_attach(the accepted socket)");
 
-    CHECK(sock_write(client, "hello", 5) == 5, "write(client)");
+    CHECK_MSG(sock_write(client, "hello", 5) == 5, "write(client)");
     op = (struct cio_op){.kind = CIO_RECV,
                          .fd = server,
                          .buf = buf,
@@ -469,7 +463,7 @@ static void test_net(struct cio *a)
     submit(a, &op);
     run_until_idle(a, 5000);
     printf("recv: res %d, \"%.*s\"\n", op.res, op.res > 0 ? op.res : 0, buf);
-    CHECK(op.res == 5 && memcmp(buf, "hello", 5) == 0, "recv: res %d", op.res);
+    CHECK_MSG(op.res == 5 && memcmp(buf, "hello", 5) == 0, "recv: res %d", op.res);
 
     op = (struct cio_op){.kind = CIO_SEND,
                          .fd = server,
@@ -479,8 +473,8 @@ static void test_net(struct cio *a)
                          .user_data = &seen};
     submit(a, &op);
     run_until_idle(a, 5000);
-    CHECK(op.res == 5 && sock_read(client, buf, 5) == 5 && memcmp(buf, "world", 5) == 0,
-          "send: res %d", op.res);
+    CHECK_MSG(op.res == 5 && sock_read(client, buf, 5) == 5 && memcmp(buf, "world", 5) == 0,
+              "send: res %d", op.res);
     printf("send: res %d, the peer read \"%.5s\"\n", op.res, buf);
 
     test_big_send(a, client, server);
@@ -495,7 +489,7 @@ static void test_net(struct cio *a)
     submit(a, &op);
     run_until_idle(a, 5000);
     printf("recv after the peer's shutdown: res %d\n", op.res);
-    CHECK(op.res == 0, "recv at end of stream: res %d, expected 0", op.res);
+    CHECK_MSG(op.res == 0, "recv at end of stream: res %d, expected 0", op.res);
     cio_detach(a, server);
     cio_detach(a, (cio_fd)lfd);
     sock_close((sock)server);
@@ -536,23 +530,23 @@ static void test_pool_basics(struct cio *a)
     run_for(a, 100); /* a silent client: the recv waits, and holds nothing */
     printf("a pooled recv waiting on a silent client: %d callbacks, %u buffers held\n", seen.calls,
            cio_buf_held(a));
-    CHECK(seen.calls == 0 && cio_buf_held(a) == 0, "a waiting pooled recv holds a buffer");
-    CHECK(sock_write(client, "hello", 5) == 5, "write(client)");
+    CHECK_MSG(seen.calls == 0 && cio_buf_held(a) == 0, "a waiting pooled recv holds a buffer");
+    CHECK_MSG(sock_write(client, "hello", 5) == 5, "write(client)");
     run_until_idle(a, 5000);
     printf("pooled recv: res %d, \"%.*s\" in a pool buffer, %u held\n", op.res,
            op.res > 0 ? op.res : 0, op.buf ? (char *)op.buf : "", cio_buf_held(a));
-    CHECK(op.res == 5 && op.buf && memcmp(op.buf, "hello", 5) == 0 && cio_buf_held(a) == 1,
-          "pooled recv: res %d, buf %p", op.res, op.buf);
+    CHECK_MSG(op.res == 5 && op.buf && memcmp(op.buf, "hello", 5) == 0 && cio_buf_held(a) == 1,
+              "pooled recv: res %d, buf %p", op.res, op.buf);
     if (op.res > 0)
         cio_buf_release(a, op.buf);
-    CHECK(cio_buf_held(a) == 0, "%u buffers held after the release", cio_buf_held(a));
+    CHECK_MSG(cio_buf_held(a) == 0, "%u buffers held after the release", cio_buf_held(a));
 
     shutdown(client, SHUT_WR);
     pool_recv(a, &op, server, &seen);
     run_until_idle(a, 5000);
     printf("pooled recv at end of stream: res %d, buf %s, %u held\n", op.res,
            op.buf ? "SET" : "NULL", cio_buf_held(a));
-    CHECK(op.res == 0 && !op.buf && cio_buf_held(a) == 0, "end of stream: res %d", op.res);
+    CHECK_MSG(op.res == 0 && !op.buf && cio_buf_held(a) == 0, "end of stream: res %d", op.res);
     cio_detach(a, (cio_fd)server);
     sock_close(server);
     sock_close(client);
@@ -568,10 +562,10 @@ static void test_pool_basics(struct cio *a)
 #ifdef _WIN32
     /* Windows says WSAECONNRESET; Wine 8 says end of stream (its recv()
      * returns 0 after a reset). Either way no buffer may be held. */
-    CHECK((op.res == -ECONNRESET || op.res == 0) && !op.buf && cio_buf_held(a) == 0,
-          "reset: res %d", op.res);
+    CHECK_MSG((op.res == -ECONNRESET || op.res == 0) && !op.buf && cio_buf_held(a) == 0,
+              "reset: res %d", op.res);
 #else
-    CHECK(op.res == -ECONNRESET && !op.buf && cio_buf_held(a) == 0, "reset: res %d", op.res);
+    CHECK_MSG(op.res == -ECONNRESET && !op.buf && cio_buf_held(a) == 0, "reset: res %d", op.res);
 #endif
     cio_detach(a, (cio_fd)server);
     sock_close(server);
@@ -587,7 +581,7 @@ static void test_pool_exhausted(struct cio *a)
 
     for (int i = 0; i < PAIRS; i++) {
         tcp_pair(a, &client[i], &server[i]);
-        CHECK(sock_write(client[i], "abcde", 5) == 5, "write(client %d)", i);
+        CHECK_MSG(sock_write(client[i], "abcde", 5) == 5, "write(client %d)", i);
     }
     sleep_ms(50);
     for (int i = 0; i < PAIRS; i++)
@@ -598,8 +592,8 @@ static void test_pool_exhausted(struct cio *a)
         done += ops[i].res == 5; /* a waiting op still has res 0 */
     printf("%d pooled recvs with bytes waiting, %d buffers: %d completed, %u held, %u waiting\n",
            PAIRS, POOL, done, cio_buf_held(a), cio_in_flight(a));
-    CHECK(done == POOL && cio_buf_held(a) == POOL && cio_in_flight(a) == 1,
-          "expected %d completed and 1 waiting", POOL);
+    CHECK_MSG(done == POOL && cio_buf_held(a) == POOL && cio_in_flight(a) == 1,
+              "expected %d completed and 1 waiting", POOL);
 
     if (ops[0].buf)
         cio_buf_release(a, ops[0].buf); /* the waiting one goes on with it */
@@ -607,21 +601,22 @@ static void test_pool_exhausted(struct cio *a)
     printf("after one release: %d callbacks, the last res %d \"%.*s\", %u held\n", seen.calls,
            ops[POOL].res, ops[POOL].res > 0 ? ops[POOL].res : 0,
            ops[POOL].buf ? (char *)ops[POOL].buf : "", cio_buf_held(a));
-    CHECK(seen.calls == PAIRS && ops[POOL].res == 5 && memcmp(ops[POOL].buf, "abcde", 5) == 0,
-          "the parked recv: res %d", ops[POOL].res);
+    CHECK_MSG(seen.calls == PAIRS && ops[POOL].res == 5 && memcmp(ops[POOL].buf, "abcde", 5) == 0,
+              "the parked recv: res %d", ops[POOL].res);
 
     /* Again every buffer held: a parked recv, cancelled, holds none. */
-    CHECK(sock_write(client[0], "fghij", 5) == 5, "write(client 0)");
+    CHECK_MSG(sock_write(client[0], "fghij", 5) == 5, "write(client 0)");
     sleep_ms(50);
     pool_recv(a, &ops[0], server[0], &seen);
     run_for(a, 200);
-    CHECK(ops[0].state != 0, "a pooled recv completed with every buffer held (res %d)", ops[0].res);
-    CHECK(cio_cancel(a, &ops[0]) == 0, "cio_cancel(a parked recv) should be 0");
+    CHECK_MSG(ops[0].state != 0, "a pooled recv completed with every buffer held (res %d)",
+              ops[0].res);
+    CHECK_MSG(cio_cancel(a, &ops[0]) == 0, "cio_cancel(a parked recv) should be 0");
     run_until_idle(a, 5000);
     printf("a parked recv, cancelled: res %d (%s), buf %s, %u held\n", ops[0].res,
            res_text(ops[0].res), ops[0].buf ? "SET" : "NULL", cio_buf_held(a));
-    CHECK(ops[0].res == -ECANCELED && !ops[0].buf && cio_buf_held(a) == POOL,
-          "the cancelled parked recv: res %d", ops[0].res);
+    CHECK_MSG(ops[0].res == -ECANCELED && !ops[0].buf && cio_buf_held(a) == POOL,
+              "the cancelled parked recv: res %d", ops[0].res);
     for (int i = 1; i < PAIRS; i++)
         if (ops[i].buf) /* a check above failed if one is missing */
             cio_buf_release(a, ops[i].buf);
@@ -630,7 +625,7 @@ static void test_pool_exhausted(struct cio *a)
     run_until_idle(a, 5000);
     printf("the next pooled recv: res %d \"%.*s\"\n", ops[0].res, ops[0].res > 0 ? ops[0].res : 0,
            ops[0].buf ? (char *)ops[0].buf : "");
-    CHECK(ops[0].res == 5 && memcmp(ops[0].buf, "fghij", 5) == 0, "res %d", ops[0].res);
+    CHECK_MSG(ops[0].res == 5 && memcmp(ops[0].buf, "fghij", 5) == 0, "res %d", ops[0].res);
     if (ops[0].res > 0)
         cio_buf_release(a, ops[0].buf);
     for (int i = 0; i < PAIRS; i++) {
@@ -657,18 +652,18 @@ static void test_pool_idle_parked(struct cio *a)
     for (int i = 0; i < PAIRS + 1; i++)
         tcp_pair(a, &client[i], &server[i]);
     for (int i = 0; i < POOL; i++) {
-        CHECK(sock_write(client[i], "abcde", 5) == 5, "write(client %d)", i);
+        CHECK_MSG(sock_write(client[i], "abcde", 5) == 5, "write(client %d)", i);
         pool_recv(a, &ops[i], server[i], &seen);
     }
     run_until_calls(a, &seen.calls, POOL, 5000);
-    CHECK(cio_buf_held(a) == POOL, "%u of %d buffers held", cio_buf_held(a), POOL);
+    CHECK_MSG(cio_buf_held(a) == POOL, "%u of %d buffers held", cio_buf_held(a), POOL);
     pool_recv(a, &ops[IDLE], server[IDLE], &idle_seen); /* its client stays silent */
     run_for(a, 100);
-    CHECK(sock_write(client[BUSY], "busy!", 5) == 5, "write(client %d)", BUSY);
+    CHECK_MSG(sock_write(client[BUSY], "busy!", 5) == 5, "write(client %d)", BUSY);
     sleep_ms(50);
     pool_recv(a, &ops[BUSY], server[BUSY], &seen); /* bytes waiting, no buffer */
     run_for(a, 100);
-    CHECK(seen.calls == POOL, "a pooled recv completed with every buffer held");
+    CHECK_MSG(seen.calls == POOL, "a pooled recv completed with every buffer held");
 
     /* One buffer back: it is for the recv with bytes. (A check above failed
      * if there is none to give.) */
@@ -679,22 +674,24 @@ static void test_pool_idle_parked(struct cio *a)
            "release: the one with bytes %s, the silent one %s\n",
            ops[BUSY].res == 5 ? "has them" : "still waits",
            idle_seen.calls ? "completed" : "waits");
-    CHECK(ops[BUSY].res == 5 && ops[BUSY].buf && memcmp(ops[BUSY].buf, "busy!", 5) == 0,
-          "the recv with bytes waiting did not get the released buffer (res %d)", ops[BUSY].res);
-    CHECK(idle_seen.calls == 0, "the recv on a silent client completed (res %d)", ops[IDLE].res);
+    CHECK_MSG(ops[BUSY].res == 5 && ops[BUSY].buf && memcmp(ops[BUSY].buf, "busy!", 5) == 0,
+              "the recv with bytes waiting did not get the released buffer (res %d)",
+              ops[BUSY].res);
+    CHECK_MSG(idle_seen.calls == 0, "the recv on a silent client completed (res %d)",
+              ops[IDLE].res);
 
-    CHECK(cio_cancel(a, &ops[IDLE]) == 0, "cio_cancel(the silent client's recv) should be 0");
+    CHECK_MSG(cio_cancel(a, &ops[IDLE]) == 0, "cio_cancel(the silent client's recv) should be 0");
     if (ops[BUSY].res != 5)
         cio_cancel(a, &ops[BUSY]); /* still parked (a check above failed): end it */
     run_until_idle(a, 5000);
-    CHECK(ops[IDLE].res == -ECANCELED && !ops[IDLE].buf, "the cancelled recv: res %d",
-          ops[IDLE].res);
+    CHECK_MSG(ops[IDLE].res == -ECANCELED && !ops[IDLE].buf, "the cancelled recv: res %d",
+              ops[IDLE].res);
     for (int i = 1; i < POOL; i++)
         if (ops[i].buf)
             cio_buf_release(a, ops[i].buf);
     if (ops[BUSY].res > 0)
         cio_buf_release(a, ops[BUSY].buf);
-    CHECK(cio_buf_held(a) == 0, "%u buffers held at the end", cio_buf_held(a));
+    CHECK_MSG(cio_buf_held(a) == 0, "%u buffers held at the end", cio_buf_held(a));
     for (int i = 0; i < PAIRS + 1; i++) {
         cio_detach(a, (cio_fd)server[i]);
         sock_close(server[i]);
@@ -718,7 +715,7 @@ static void test_pool_recycled(struct cio *a)
         char msg[32];
         int len = snprintf(msg, sizeof(msg), "message %d", i);
 
-        CHECK(sock_write(client, msg, len) == len, "write(client)");
+        CHECK_MSG(sock_write(client, msg, len) == len, "write(client)");
         pool_recv(a, &op, server, &seen);
         run_until_idle(a, 5000);
         good += op.res == len && memcmp(op.buf, msg, (size_t)len) == 0;
@@ -735,7 +732,7 @@ static void test_pool_recycled(struct cio *a)
     printf("%d pooled recvs through a pool of %d: %d with the right bytes, %d distinct buffers, "
            "%u held\n",
            N, POOL, good, distinct, cio_buf_held(a));
-    CHECK(good == N && distinct <= POOL && cio_buf_held(a) == 0, "recycling");
+    CHECK_MSG(good == N && distinct <= POOL && cio_buf_held(a) == 0, "recycling");
     cio_detach(a, (cio_fd)server);
     sock_close(server);
     sock_close(client);
@@ -743,10 +740,10 @@ static void test_pool_recycled(struct cio *a)
 
 static void test_pool(struct cio *a)
 {
-    CHECK(cio_buf_pool(a, 3) == -EINVAL, "cio_buf_pool(3): not a power of two");
-    CHECK(cio_buf_pool(a, POOL) == 0, "cio_buf_pool(%d)", POOL);
+    CHECK_MSG(cio_buf_pool(a, 3) == -EINVAL, "cio_buf_pool(3): not a power of two");
+    CHECK_MSG(cio_buf_pool(a, POOL) == 0, "cio_buf_pool(%d)", POOL);
     test_pool_basics(a);
-    CHECK(cio_buf_pool(a, 8) == -EBUSY, "cio_buf_pool once the pool is made should be -EBUSY");
+    CHECK_MSG(cio_buf_pool(a, 8) == -EBUSY, "cio_buf_pool once the pool is made should be -EBUSY");
     test_pool_exhausted(a);
     test_pool_idle_parked(a);
     test_pool_recycled(a);
@@ -767,7 +764,7 @@ static void test_files(struct cio *a)
     for (int i = 0; i < SIZE; i++)
         data[i] = (unsigned char)(i * 7 + 3);
     fd = temp_file(data, SIZE);
-    CHECK(cio_attach(a, fd) == 0, "cio_attach(a regular file)");
+    CHECK_MSG(cio_attach(a, fd) == 0, "cio_attach(a regular file)");
     for (int i = 0; i < N; i++) {
         ops[i] = (struct cio_op){.kind = CIO_READ_FILE,
                                  .fd = fd,
@@ -786,8 +783,8 @@ static void test_files(struct cio *a)
                    (want == 0 || memcmp(bufs[i], data + offsets[i], (size_t)want) == 0);
         printf("read 4096 bytes at offset %lld of %d: res %d, %s\n", (long long)offsets[i], SIZE,
                ops[i].res, same ? "the file's bytes" : "WRONG");
-        CHECK(same && seen[i].calls == 1, "read at %lld: res %d, expected %d",
-              (long long)offsets[i], ops[i].res, want);
+        CHECK_MSG(same && seen[i].calls == 1, "read at %lld: res %d, expected %d",
+                  (long long)offsets[i], ops[i].res, want);
     }
     cio_detach(a, fd);
     file_close(fd);
@@ -826,6 +823,6 @@ int main(int argc, char **argv)
         return 2;
     }
     cio_destroy(a);
-    printf("%s\n", failures ? "FAILED" : "all checks passed");
-    return failures ? 1 : 0;
+    printf("%s\n", check_failures ? "FAILED" : "all checks passed");
+    return check_exit();
 }

@@ -10,6 +10,7 @@
  * cannot run here (io_uring forbidden), 1 on a failed check, 2 on bad usage.
  * Times are checked with bounds a loaded machine keeps (order, "within 1 s").
  */
+#include "check.h"
 #include "clock.h"
 #include "net.h"
 #include "rt_impl.h" /* the tests look inside: the heap's size, pending counts */
@@ -23,18 +24,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
-
 static struct rt *test_rt(void)
 {
     char why[256];
@@ -43,7 +32,7 @@ static struct rt *test_rt(void)
 
     if (!rt) {
         fprintf(stderr, "rt-test: %s\n", why);
-        exit(err == -EINVAL ? 2 : 77);
+        exit(err == -EINVAL ? 2 : CHECK_SKIP);
     }
     printf("backend %s\n", rt_backend_name(rt));
     return rt;
@@ -94,12 +83,13 @@ static void test_timers(void)
         f[i] = sleep_task(rt, (int)ms[i], ms[i], NULL);
     for (int i = 0; i < 4; i++) {
         long r = rt_block_on(rt, f[i]);
-        CHECK(r == (long)ms[i], "task %d returned %ld", i, r);
+        CHECK_MSG(r == (long)ms[i], "task %d returned %ld", i, r);
     }
     int64_t took = clock_now_ms() - t0;
-    CHECK(norder == 4 && order[0] == 50 && order[1] == 100 && order[2] == 200 && order[3] == 300,
-          "woke in order %d %d %d %d", order[0], order[1], order[2], order[3]);
-    CHECK(took >= 300 && took < 1300, "300 ms of timers took %lld ms", (long long)took);
+    CHECK_MSG(norder == 4 && order[0] == 50 && order[1] == 100 && order[2] == 200 &&
+                  order[3] == 300,
+              "woke in order %d %d %d %d", order[0], order[1], order[2], order[3]);
+    CHECK_MSG(took >= 300 && took < 1300, "300 ms of timers took %lld ms", (long long)took);
     printf("timers of 300, 100, 200, 50 ms woke in order 50 100 200 300 after %lld ms\n",
            (long long)took);
 
@@ -107,9 +97,9 @@ static void test_timers(void)
     norder = 0;
     for (int i = 0; i < 8; i++)
         rt_future_release(sleep_task(rt, i, 100, NULL));
-    CHECK(rt_run(rt) == 0, "rt_run");
+    CHECK_MSG(rt_run(rt) == 0, "rt_run");
     for (int i = 0; i < 8; i++)
-        CHECK(order[i] == i, "equal deadlines: position %d woke task %d", i, order[i]);
+        CHECK_MSG(order[i] == i, "equal deadlines: position %d woke task %d", i, order[i]);
     printf("8 timers of 100 ms woke in the order they were armed\n");
     rt_destroy(rt);
 }
@@ -136,18 +126,18 @@ static void test_heap_order(struct rt *rt)
         tok[i] = rt_token_new(rt, NULL);
         f[i] = rt_delay(rt, 10000 + (unsigned)((i * 7919) % 5000), tok[i]);
     }
-    CHECK(rt->nheap == N && heap_ok(rt), "%d delays armed: heap of %zu", N, rt->nheap);
+    CHECK_MSG(rt->nheap == N && heap_ok(rt), "%d delays armed: heap of %zu", N, rt->nheap);
     for (int k = 0; k < N; k++) {
         int i = (k * 97) % N; /* 97 and 300 are coprime: every index once */
         rt_token_cancel(tok[i]);
         if (!heap_ok(rt) && !bad++)
             fprintf(stderr, "the heap is out of order after cancelling timer %d (%zu left)\n", i,
                     rt->nheap);
-        CHECK(f[i]->done && f[i]->res == -ECANCELED, "delay %d not cancelled", i);
-        CHECK(rt->nheap == (size_t)(N - k - 1), "after %d cancels the heap holds %zu", k + 1,
-              rt->nheap);
+        CHECK_MSG(f[i]->done && f[i]->res == -ECANCELED, "delay %d not cancelled", i);
+        CHECK_MSG(rt->nheap == (size_t)(N - k - 1), "after %d cancels the heap holds %zu", k + 1,
+                  rt->nheap);
     }
-    CHECK(bad == 0, "the heap was out of order after %zu of %d cancels", bad, N);
+    CHECK_MSG(bad == 0, "the heap was out of order after %zu of %d cancels", bad, N);
     for (int i = 0; i < N; i++) {
         rt_future_release(f[i]);
         rt_token_free(tok[i]);
@@ -169,18 +159,18 @@ static void test_timer_cancel(void)
         f[i] = sleep_task(rt, i, 50 + 30 * (unsigned)((i * 7) % 10), toks[i]);
     }
     rt_block_on(rt, rt_delay(rt, 0, NULL)); /* the tasks armed their timers */
-    CHECK(rt->nheap == 10, "heap holds %zu timers, expected 10", rt->nheap);
+    CHECK_MSG(rt->nheap == 10, "heap holds %zu timers, expected 10", rt->nheap);
     for (int i = 1; i < 10; i += 2)
         rt_token_cancel(toks[i]); /* from the middle of the heap */
-    CHECK(rt->nheap == 5, "after 5 cancels the heap holds %zu timers, expected 5", rt->nheap);
+    CHECK_MSG(rt->nheap == 5, "after 5 cancels the heap holds %zu timers, expected 5", rt->nheap);
     for (int i = 0; i < 10; i++) {
         long r = rt_block_on(rt, f[i]);
-        CHECK(i % 2 ? r == -ECANCELED : r == i, "task %d: %ld", i, r);
+        CHECK_MSG(i % 2 ? r == -ECANCELED : r == i, "task %d: %ld", i, r);
     }
     for (int i = 0, last = -1; i < norder; i++) {
         int ms = 50 + 30 * ((order[i] * 7) % 10);
         if (order[i] % 2 == 0) {
-            CHECK(ms >= last, "timer of %d ms fired after one of %d ms", ms, last);
+            CHECK_MSG(ms >= last, "timer of %d ms fired after one of %d ms", ms, last);
             last = ms;
         }
     }
@@ -190,9 +180,9 @@ static void test_timer_cancel(void)
     /* Cancelled after firing: nothing happens, the result stays 0. */
     struct rt_future *d = rt_delay(rt, 10, toks[0]);
     rt_future_ref(d);
-    CHECK(rt_block_on(rt, d) == 0, "a fired delay");
+    CHECK_MSG(rt_block_on(rt, d) == 0, "a fired delay");
     rt_token_cancel(toks[0]);
-    CHECK(d->res == 0 && rt->nheap == 0, "cancel after firing changed res to %ld", d->res);
+    CHECK_MSG(d->res == 0 && rt->nheap == 0, "cancel after firing changed res to %ld", d->res);
     rt_future_release(d);
     printf("a token cancelled after its timer fired changes nothing\n");
     for (int i = 0; i < 10; i++)
@@ -214,10 +204,11 @@ static void test_when_all(void)
         f[i] = sleep_task(rt, i, ms[i], NULL);
     long r = rt_block_on(rt, rt_when_all(rt, f, 3));
     int64_t took = clock_now_ms() - t0;
-    CHECK(r == 0, "when_all: %ld", r);
+    CHECK_MSG(r == 0, "when_all: %ld", r);
     for (int i = 0; i < 3; i++)
-        CHECK(f[i]->done && rt_future_take(f[i]) == i, "child %d", i);
-    CHECK(took >= 200 && took < 450, "when_all of 200, 150, 180 ms took %lld ms", (long long)took);
+        CHECK_MSG(f[i]->done && rt_future_take(f[i]) == i, "child %d", i);
+    CHECK_MSG(took >= 200 && took < 450, "when_all of 200, 150, 180 ms took %lld ms",
+              (long long)took);
     printf("when_all of 200, 150, 180 ms: 0 after %lld ms, not their sum\n", (long long)took);
 
     /* One child fails: when_all waits for all, then says the error. */
@@ -227,8 +218,8 @@ static void test_when_all(void)
     f[2] = sleep_task(rt, 2, 150, NULL);
     rt_token_cancel_after(tok, 50);
     r = rt_block_on(rt, rt_when_all(rt, f, 3));
-    CHECK(r == -ECANCELED, "when_all with a cancelled child: %ld", r);
-    CHECK(f[0]->done && f[2]->done, "when_all completed before every child");
+    CHECK_MSG(r == -ECANCELED, "when_all with a cancelled child: %ld", r);
+    CHECK_MSG(f[0]->done && f[2]->done, "when_all completed before every child");
     for (int i = 0; i < 3; i++)
         rt_future_release(f[i]);
     rt_token_free(tok);
@@ -241,12 +232,12 @@ static void test_when_all(void)
     t0 = clock_now_ms();
     r = rt_block_on(rt, rt_when_all(rt, p, 2));
     took = clock_now_ms() - t0;
-    CHECK(r == 0 && took < 1000, "when_all of two finished promises: %ld after %lld ms", r,
-          (long long)took);
-    CHECK(rt_future_take(p[0]) == 4 && rt_future_take(p[1]) == 5, "their results");
+    CHECK_MSG(r == 0 && took < 1000, "when_all of two finished promises: %ld after %lld ms", r,
+              (long long)took);
+    CHECK_MSG(rt_future_take(p[0]) == 4 && rt_future_take(p[1]) == 5, "their results");
     printf("when_all of two promises already finished: %ld after %lld ms\n", r, (long long)took);
 
-    CHECK(rt_block_on(rt, rt_when_all(rt, NULL, 0)) == 0, "when_all of nothing");
+    CHECK_MSG(rt_block_on(rt, rt_when_all(rt, NULL, 0)) == 0, "when_all of nothing");
     rt_destroy(rt);
 }
 
@@ -262,26 +253,26 @@ static void test_when_any(void)
         f[i] = sleep_task(rt, i, ms[i], NULL);
     long r = rt_block_on(rt, rt_when_any(rt, f, 3));
     int64_t took = clock_now_ms() - t0;
-    CHECK(r == 1, "when_any of 300, 50, 200 ms: index %ld, expected 1", r);
-    CHECK(took >= 50 && took < 250, "when_any took %lld ms", (long long)took);
-    CHECK(!f[0]->done && !f[2]->done, "the others should still run");
+    CHECK_MSG(r == 1, "when_any of 300, 50, 200 ms: index %ld, expected 1", r);
+    CHECK_MSG(took >= 50 && took < 250, "when_any took %lld ms", (long long)took);
+    CHECK_MSG(!f[0]->done && !f[2]->done, "the others should still run");
     printf("when_any of 300, 50, 200 ms: index %ld after %lld ms\n", r, (long long)took);
     for (int i = 0; i < 3; i++)
         rt_future_release(f[i]);
-    CHECK(rt_run(rt) == 0, "rt_run");
-    CHECK(norder == 3, "the other two finished too (%d woke)", norder);
+    CHECK_MSG(rt_run(rt) == 0, "rt_run");
+    CHECK_MSG(norder == 3, "the other two finished too (%d woke)", norder);
     printf("the two others finished afterwards; nothing leaked\n");
 
     /* Already completed children: the first in the array wins. */
     struct rt_future *p[2] = {rt_promise(rt, "p0"), rt_promise(rt, "p1")};
     rt_promise_complete(p[1], 7);
     r = rt_block_on(rt, rt_when_any(rt, p, 2));
-    CHECK(r == 1, "when_any with p1 complete: %ld", r);
+    CHECK_MSG(r == 1, "when_any with p1 complete: %ld", r);
     printf("when_any of two promises, only the second already finished: index %ld\n", r);
     rt_promise_complete(p[0], 3);
     rt_future_release(p[0]);
     rt_future_release(p[1]);
-    CHECK(rt_block_on(rt, rt_when_any(rt, NULL, 0)) == -EINVAL, "when_any of nothing");
+    CHECK_MSG(rt_block_on(rt, rt_when_any(rt, NULL, 0)) == -EINVAL, "when_any of nothing");
     rt_destroy(rt);
 }
 
@@ -297,17 +288,18 @@ static void test_tokens(void)
 
     struct rt_future *a = rt_delay(rt, 10000, grandchild), *b = rt_delay(rt, 30, other);
     rt_token_cancel(parent);
-    CHECK(rt_token_cancelled(child) && rt_token_cancelled(grandchild), "children not cancelled");
-    CHECK(a->done && a->res == -ECANCELED, "the grandchild's delay: done %d res %ld", a->done,
-          a->res);
-    CHECK(rt_block_on(rt, b) == 0, "a delay on an unrelated token was cancelled");
+    CHECK_MSG(rt_token_cancelled(child) && rt_token_cancelled(grandchild),
+              "children not cancelled");
+    CHECK_MSG(a->done && a->res == -ECANCELED, "the grandchild's delay: done %d res %ld", a->done,
+              a->res);
+    CHECK_MSG(rt_block_on(rt, b) == 0, "a delay on an unrelated token was cancelled");
     rt_future_release(a);
     printf("cancelling a parent cancels its grandchild's delay at once, not another token's\n");
 
     struct rt_token *late = rt_token_new(rt, parent);
-    CHECK(rt_token_cancelled(late), "a child of a cancelled token is born cancelled");
+    CHECK_MSG(rt_token_cancelled(late), "a child of a cancelled token is born cancelled");
     a = rt_delay(rt, 10, late);
-    CHECK(a->done && a->res == -ECANCELED, "an op under a cancelled token never starts");
+    CHECK_MSG(a->done && a->res == -ECANCELED, "an op under a cancelled token never starts");
     rt_future_release(a);
 
     /* cancel_after: a 10 s delay ends after about 100 ms. */
@@ -316,22 +308,23 @@ static void test_tokens(void)
     rt_token_cancel_after(timeout, 100);
     long r = rt_block_on(rt, rt_delay(rt, 10000, timeout));
     int64_t took = clock_now_ms() - t0;
-    CHECK(r == -ECANCELED && took >= 100 && took < 1100, "cancel_after(100): %ld after %lld ms", r,
-          (long long)took);
+    CHECK_MSG(r == -ECANCELED && took >= 100 && took < 1100, "cancel_after(100): %ld after %lld ms",
+              r, (long long)took);
     printf("cancel_after(100) ended a 10 s delay with -ECANCELED after %lld ms\n", (long long)took);
 
     /* cancel_after again moves the deadline: one timer per token, the last call wins. */
     struct rt_token *moved = rt_token_new(rt, NULL);
     rt_token_cancel_after(moved, 10000);
     rt_token_cancel_after(moved, 50);
-    CHECK(rt->nheap == 1, "cancel_after twice on one token: %zu timers in the heap, expected 1",
-          rt->nheap);
+    CHECK_MSG(rt->nheap == 1, "cancel_after twice on one token: %zu timers in the heap, expected 1",
+              rt->nheap);
     t0 = clock_now_ms();
     r = rt_block_on(rt, rt_delay(rt, 10000, moved));
     took = clock_now_ms() - t0;
-    CHECK(r == -ECANCELED && took >= 40 && took < 1000,
-          "cancel_after(10000), then (50): %ld after %lld ms", r, (long long)took);
-    CHECK(rt->nheap == 0, "timers left in the heap after the moved deadline fired: %zu", rt->nheap);
+    CHECK_MSG(r == -ECANCELED && took >= 40 && took < 1000,
+              "cancel_after(10000), then (50): %ld after %lld ms", r, (long long)took);
+    CHECK_MSG(rt->nheap == 0, "timers left in the heap after the moved deadline fired: %zu",
+              rt->nheap);
     rt_token_free(moved);
     printf(
         "cancel_after(10000) then cancel_after(50): one deadline, the delay ended after %lld ms\n",
@@ -342,10 +335,10 @@ static void test_tokens(void)
     struct rt_token *by_hand = rt_token_new(rt, NULL);
     rt_token_cancel_after(by_hand, 10000);
     rt_token_cancel(by_hand);
-    CHECK(rt->nheap == 0, "cancelled by hand, its deadline is still in the heap (%zu timers)",
-          rt->nheap);
+    CHECK_MSG(rt->nheap == 0, "cancelled by hand, its deadline is still in the heap (%zu timers)",
+              rt->nheap);
     rt_token_cancel_after(by_hand, 10);
-    CHECK(rt->nheap == 0, "cancel_after on a cancelled token armed a timer (%zu)", rt->nheap);
+    CHECK_MSG(rt->nheap == 0, "cancel_after on a cancelled token armed a timer (%zu)", rt->nheap);
     rt_token_free(by_hand);
     printf("a token cancelled by hand takes its deadline out of the heap; cancel_after then arms "
            "nothing\n");
@@ -356,7 +349,7 @@ static void test_tokens(void)
     rt_token_cancel_after(kept, 10000); /* a deadline left pending: freeing removes it */
     rt_token_free(kept);
     rt_token_cancel(other);
-    CHECK(rt->nheap == 0, "timers left in the heap: %zu", rt->nheap);
+    CHECK_MSG(rt->nheap == 0, "timers left in the heap: %zu", rt->nheap);
     rt_token_free(grandchild);
     rt_token_free(child);
     rt_token_free(late);
@@ -393,20 +386,20 @@ static void test_cancel_io(void)
     struct rt *rt = test_rt();
     int sv[2], lfd, port;
 
-    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0, "socketpair");
-    CHECK(rt_attach(rt, sv[0]) == 0, "attach");
+    CHECK_MSG(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0, "socketpair");
+    CHECK_MSG(rt_attach(rt, sv[0]) == 0, "attach");
     struct reader *co = RT_TASK_NEW(rt, struct reader, reader_step);
     co->fd = sv[0];
     co->tok = rt_token_new(rt, NULL);
     rt_token_cancel_after(co->tok, 100);
     struct rt_future *f = rt_future_ref(rt_task_start(&co->task, NULL));
     rt_block_on(rt, rt_delay(rt, 300, NULL));
-    CHECK(co->first == -ECANCELED, "the cancelled recv: %ld", co->first);
-    CHECK(rt->pending == 1, "in flight after the cancel: %u (the second recv)", rt->pending);
-    CHECK(write(sv[1], "after", 5) == 5, "write");
-    CHECK(rt_block_on(rt, f) == 0, "reader");
-    CHECK(co->second == 5 && memcmp(co->buf, "after", 5) == 0 && co->buf[5] == 'x',
-          "the next recv: %ld", co->second);
+    CHECK_MSG(co->first == -ECANCELED, "the cancelled recv: %ld", co->first);
+    CHECK_MSG(rt->pending == 1, "in flight after the cancel: %u (the second recv)", rt->pending);
+    CHECK_MSG(write(sv[1], "after", 5) == 5, "write");
+    CHECK_MSG(rt_block_on(rt, f) == 0, "reader");
+    CHECK_MSG(co->second == 5 && memcmp(co->buf, "after", 5) == 0 && co->buf[5] == 'x',
+              "the next recv: %ld", co->second);
     printf("a recv cancelled by cancel_after(100): -ECANCELED; the next recv: res 5, \"after\"\n");
     rt_token_free(co->tok);
     rt_future_release(f);
@@ -416,11 +409,11 @@ static void test_cancel_io(void)
     /* accept, cancelled while waiting for a client */
     lfd = net_listen("127.0.0.1", 0, 16);
     port = net_local_port(lfd);
-    CHECK(lfd >= 0 && port > 0 && rt_attach(rt, lfd) == 0, "listen");
+    CHECK_MSG(lfd >= 0 && port > 0 && rt_attach(rt, lfd) == 0, "listen");
     struct rt_token *tok = rt_token_new(rt, NULL);
     rt_token_cancel_after(tok, 50);
-    CHECK(rt_block_on(rt, rt_accept(rt, lfd, tok)) == -ECANCELED, "accept not cancelled");
-    CHECK(rt->pending == 0, "ops in flight after the cancelled accept: %u", rt->pending);
+    CHECK_MSG(rt_block_on(rt, rt_accept(rt, lfd, tok)) == -ECANCELED, "accept not cancelled");
+    CHECK_MSG(rt->pending == 0, "ops in flight after the cancelled accept: %u", rt->pending);
     printf("an accept cancelled after 50 ms: -ECANCELED, nothing left in flight\n");
     rt_token_free(tok);
     rt_close(rt, lfd);
@@ -463,13 +456,13 @@ static struct pooled_reader *pooled_recv(struct rt *rt, int fd, struct rt_token 
     co->held_waiting = cio_buf_held(rt->io);
     if (before)
         before(peer);
-    CHECK(rt_block_on(rt, f) == 0, "the pooled reader");
+    CHECK_MSG(rt_block_on(rt, f) == 0, "the pooled reader");
     return co; /* ours to release: rt_block_on took one reference, f keeps the other */
 }
 
 static void say_hello(int peer)
 {
-    CHECK(write(peer, "hello", 5) == 5, "write");
+    CHECK_MSG(write(peer, "hello", 5) == 5, "write");
 }
 
 static void hang_up(int peer)
@@ -485,15 +478,15 @@ static void test_pooled(void)
     void *buf = (void *)1;
     int sv[2];
 
-    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0, "socketpair");
-    CHECK(rt_attach(rt, sv[0]) == 0, "attach");
+    CHECK_MSG(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0, "socketpair");
+    CHECK_MSG(rt_attach(rt, sv[0]) == 0, "attach");
     co = pooled_recv(rt, sv[0], NULL, say_hello, sv[1]);
     printf("rt_recv_pooled: %u buffers held while it waited; res %ld, \"%.*s\", %u held\n",
            co->held_waiting, co->res, co->res > 0 ? (int)co->res : 0,
            co->buf ? (char *)co->buf : "", cio_buf_held(rt->io));
-    CHECK(co->held_waiting == 0 && co->res == 5 && co->buf && memcmp(co->buf, "hello", 5) == 0 &&
-              cio_buf_held(rt->io) == 1,
-          "res %ld", co->res);
+    CHECK_MSG(co->held_waiting == 0 && co->res == 5 && co->buf &&
+                  memcmp(co->buf, "hello", 5) == 0 && cio_buf_held(rt->io) == 1,
+              "res %ld", co->res);
     if (co->res > 0)
         rt_buf_release(rt, co->buf);
     rt_future_release(&co->task.f);
@@ -503,7 +496,7 @@ static void test_pooled(void)
     co = pooled_recv(rt, sv[0], tok, NULL, -1);
     printf("rt_recv_pooled cancelled: res %ld (%s), buf %s, %u held\n", co->res,
            strerror((int)-co->res), co->buf ? "SET" : "NULL", cio_buf_held(rt->io));
-    CHECK(co->res == -ECANCELED && !co->buf && cio_buf_held(rt->io) == 0, "res %ld", co->res);
+    CHECK_MSG(co->res == -ECANCELED && !co->buf && cio_buf_held(rt->io) == 0, "res %ld", co->res);
     rt_future_release(&co->task.f);
 
     /* dropped by its caller: bytes that come are released unread */
@@ -512,13 +505,13 @@ static void test_pooled(void)
     rt_block_on(rt, rt_delay(rt, 100, NULL));
     printf("rt_recv_pooled dropped, then 5 bytes: %u in flight, %u buffers held, buf %s\n",
            rt->pending, cio_buf_held(rt->io), buf ? "SET" : "NULL");
-    CHECK(rt->pending == 0 && cio_buf_held(rt->io) == 0 && !buf, "a dropped pooled recv");
+    CHECK_MSG(rt->pending == 0 && cio_buf_held(rt->io) == 0 && !buf, "a dropped pooled recv");
 
     /* end of stream: 0, no buffer */
     co = pooled_recv(rt, sv[0], NULL, hang_up, sv[1]);
     printf("rt_recv_pooled at end of stream: res %ld, buf %s, %u held\n", co->res,
            co->buf ? "SET" : "NULL", cio_buf_held(rt->io));
-    CHECK(co->res == 0 && !co->buf && cio_buf_held(rt->io) == 0, "res %ld", co->res);
+    CHECK_MSG(co->res == 0 && !co->buf && cio_buf_held(rt->io) == 0, "res %ld", co->res);
     rt_future_release(&co->task.f);
     rt_token_free(tok);
     rt_close(rt, sv[0]);
@@ -562,7 +555,7 @@ static void test_errors(void)
 
     co->port = closed_port();
     long r = rt_block_on(rt, rt_task_start(&co->task, NULL));
-    CHECK(r == -ECONNREFUSED, "connect to a closed port through two awaits: %ld", r);
+    CHECK_MSG(r == -ECONNREFUSED, "connect to a closed port through two awaits: %ld", r);
     printf("connect to a closed port: -ECONNREFUSED reaches the awaiting task\n");
 
     struct rt_future *f[2];
@@ -571,7 +564,7 @@ static void test_errors(void)
     co->port = closed_port();
     f[1] = rt_task_start(&co->task, NULL);
     r = rt_block_on(rt, rt_when_all(rt, f, 2));
-    CHECK(r == -ECONNREFUSED, "when_all: %ld", r);
+    CHECK_MSG(r == -ECONNREFUSED, "when_all: %ld", r);
     rt_future_release(f[0]);
     rt_future_release(f[1]);
     printf("when_all: the failed child's -ECONNREFUSED\n");
@@ -586,7 +579,7 @@ static void test_unobserved(void)
 
     co->port = closed_port();
     rt_future_release(rt_task_start(&co->task, NULL)); /* fire and forget */
-    CHECK(rt_run(rt) == 0, "rt_run");
+    CHECK_MSG(rt_run(rt) == 0, "rt_run");
     rt_destroy(rt);
 }
 
@@ -625,7 +618,7 @@ static void test_chain(long n)
     rt_promise_complete(start, 0);
     long r = rt_block_on(rt, prev);
     rt_future_release(start);
-    CHECK(r == n, "the last of %ld links returned %ld", n, r);
+    CHECK_MSG(r == n, "the last of %ld links returned %ld", n, r);
     printf("a chain of %ld awaiting tasks completed: %ld\n", n, r);
     rt_destroy(rt);
 }
@@ -658,7 +651,7 @@ static void test_block_on_inside(void)
     int64_t t0 = clock_now_ms();
 
     long r = rt_block_on(rt, rt_task_start(&co->task, NULL));
-    CHECK(r == 0 && clock_now_ms() - t0 < 2000, "the task recovered: %ld", r);
+    CHECK_MSG(r == 0 && clock_now_ms() - t0 < 2000, "the task recovered: %ld", r);
     printf("rt_block_on inside a task: refused with -EDEADLK, no hang\n");
     rt_destroy(rt);
 }
@@ -671,10 +664,10 @@ static void test_deadlock(void)
 
     co->prev = rt_future_ref(never);
     struct rt_future *f = rt_future_ref(rt_task_start(&co->task, NULL));
-    CHECK(rt_block_on(rt, f) == -EDEADLK, "a wait nothing can end");
+    CHECK_MSG(rt_block_on(rt, f) == -EDEADLK, "a wait nothing can end");
     rt_promise_complete(never, 1); /* let it finish, to free it */
     rt_future_release(never);
-    CHECK(rt_block_on(rt, f) == 2, "after the promise completed");
+    CHECK_MSG(rt_block_on(rt, f) == 2, "after the promise completed");
     printf("awaiting a promise nobody completes: reported as a deadlock, not a hang\n");
     rt_destroy(rt);
 }
@@ -695,13 +688,13 @@ static void test_shutdown(void)
     struct rt_token *conn = rt_token_new(rt, rt_root_token(rt));
     int64_t t0 = clock_now_ms();
 
-    CHECK(rt_shutdown_on_signals(rt) == 0, "rt_shutdown_on_signals");
+    CHECK_MSG(rt_shutdown_on_signals(rt) == 0, "rt_shutdown_on_signals");
     norder = 0;
     for (int i = 0; i < 3; i++)
         rt_future_release(sleep_task(rt, i, 60000, i == 0 ? rt_root_token(rt) : conn));
     rt_future_release(rt_run_blocking(rt, raise_term, NULL, NULL));
-    CHECK(rt_run(rt) == 0, "rt_run");
-    CHECK(norder == 3 && clock_now_ms() - t0 < 5000, "%d tasks finished", norder);
+    CHECK_MSG(rt_run(rt) == 0, "rt_run");
+    CHECK_MSG(norder == 3 && clock_now_ms() - t0 < 5000, "%d tasks finished", norder);
     printf("SIGTERM cancelled the root token: 3 tasks waiting 60 s finished in %lld ms\n",
            (long long)(clock_now_ms() - t0));
     rt_token_free(conn);
@@ -729,10 +722,10 @@ static void test_offload(void)
     struct rt_future *late = rt_run_blocking(rt, slow_answer, (void *)1, tok);
     rt_token_cancel(tok);
     for (int i = 0; i < 4; i++)
-        CHECK(rt_block_on(rt, f[i]) == 40 + i, "job %d", i);
+        CHECK_MSG(rt_block_on(rt, f[i]) == 40 + i, "job %d", i);
     int64_t took = clock_now_ms() - t0;
-    CHECK(rt_block_on(rt, late) == -ECANCELED, "the cancelled job ran");
-    CHECK(took < 350, "4 jobs of 100 ms on 4 threads took %lld ms", (long long)took);
+    CHECK_MSG(rt_block_on(rt, late) == -ECANCELED, "the cancelled job ran");
+    CHECK_MSG(took < 350, "4 jobs of 100 ms on 4 threads took %lld ms", (long long)took);
     printf("4 blocking calls of 100 ms on the pool: %lld ms; a queued one cancelled: -ECANCELED\n",
            (long long)took);
     rt_token_free(tok);
@@ -741,14 +734,14 @@ static void test_offload(void)
     int fd = mkstemp(path);
     for (size_t i = 0; i < sizeof(want); i++)
         want[i] = (char)(i * 31 + 7);
-    CHECK(fd >= 0 && write(fd, want, sizeof(want)) == (ssize_t)sizeof(want), "temp file");
+    CHECK_MSG(fd >= 0 && write(fd, want, sizeof(want)) == (ssize_t)sizeof(want), "temp file");
     unlink(path);
     long r = rt_block_on(rt, rt_read_file(rt, fd, got, sizeof(got), 65536, NULL));
-    CHECK(r == 4096 && memcmp(got, want + 65536, 4096) == 0, "read at 65536: %ld", r);
+    CHECK_MSG(r == 4096 && memcmp(got, want + 65536, 4096) == 0, "read at 65536: %ld", r);
     r = rt_block_on(rt, rt_read_file(rt, fd, got, sizeof(got), 99000, NULL));
-    CHECK(r == 1000 && memcmp(got, want + 99000, 1000) == 0, "read at 99000: %ld", r);
+    CHECK_MSG(r == 1000 && memcmp(got, want + 99000, 1000) == 0, "read at 99000: %ld", r);
     r = rt_block_on(rt, rt_read_file(rt, fd, got, sizeof(got), 200000, NULL));
-    CHECK(r == 0, "read past the end: %ld", r);
+    CHECK_MSG(r == 0, "read past the end: %ld", r);
     printf("rt_read_file (%s): 4096 bytes at 65536, 1000 at the tail, 0 past the end\n",
            rt_files_native(rt) ? "native" : "on the pool");
     close(fd);
@@ -796,10 +789,9 @@ int main(int argc, char **argv)
                         "shutdown|offload\n");
         return 2;
     }
-    if (failures) {
-        fprintf(stderr, "%d checks failed\n", failures);
-        return 1;
-    }
-    printf("all checks passed\n");
-    return 0;
+    if (check_failures)
+        fprintf(stderr, "%d checks failed\n", check_failures);
+    else
+        printf("all checks passed\n");
+    return check_exit();
 }

@@ -12,6 +12,7 @@
  * 1 otherwise (77, skip, is never needed here).
  */
 #include "buf.h"
+#include "check.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,45 +23,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-/* ---- a few checks that say what they expected ------------------------------ */
-
-static int failures;
-
-static int check__eq(const char *file, int line, const char *what, long long expected,
-                     long long actual)
-{
-    if (expected == actual)
-        return 1;
-    fprintf(stderr, "%s:%d: %s: expected %lld", file, line, what, expected);
-    if (expected < 0 && expected > -4096)
-        fprintf(stderr, " (-errno: %s)", strerror((int)-expected));
-    fprintf(stderr, ", got %lld", actual);
-    if (actual < 0 && actual > -4096)
-        fprintf(stderr, " (-errno: %s)", strerror((int)-actual));
-    fprintf(stderr, "\n");
-    failures++;
-    return 0;
-}
-
-static int check__true(const char *file, int line, const char *what, int ok)
-{
-    if (!ok) {
-        fprintf(stderr, "%s:%d: expected %s, but it is false\n", file, line, what);
-        failures++;
-    }
-    return ok;
-}
-
-#define CHECK_EQ(expected, actual)                                                                 \
-    check__eq(__FILE__, __LINE__, #actual, (long long)(expected), (long long)(actual))
-#define CHECK(cond) check__true(__FILE__, __LINE__, #cond, (cond) != 0)
-
-static void report(const char *name, int failures_before)
-{
-    printf("%s - %s\n", failures == failures_before ? "ok" : "not ok", name);
-    fflush(stdout);
-}
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -86,7 +48,7 @@ static int pattern_check(const char *what, const void *p, size_t len, uint64_t o
         if (q[i] != pattern_byte(offset + i)) {
             fprintf(stderr, "%s: byte %llu: expected 0x%02x, got 0x%02x\n", what,
                     (unsigned long long)(offset + i), pattern_byte(offset + i), q[i]);
-            failures++;
+            check_failures++;
             return 0;
         }
     }
@@ -123,12 +85,12 @@ static void test_append_consume_keeps_order(void)
     static const size_t append_sizes[] = {1, 7, 4093, 13, 65537, 3, 999, 131071, 17, 257};
     static const size_t consume_sizes[] = {5, 8191, 11, 49999, 2, 777, 100003};
     const uint64_t total = 10u << 20;
-    const int before = failures;
+    const int before = check_failures;
     uint64_t appended = 0, consumed = 0;
     unsigned long step = 0, grew = 0, compacted = 0;
     struct buf b = BUF_INIT;
 
-    while (appended < total && failures == before) {
+    while (appended < total && check_failures == before) {
         size_t n = append_sizes[step % 10], start_before = b.start, cap_before = b.cap;
         if (n > total - appended)
             n = (size_t)(total - appended);
@@ -168,12 +130,12 @@ static void test_append_consume_keeps_order(void)
     CHECK(compacted > 0); /* ...or compaction */
     buf_free(&b);
     CHECK(b.data == NULL && b.cap == 0);
-    report("10 MiB appended and consumed in odd sizes come out intact and in order", before);
+    check_report("10 MiB appended and consumed in odd sizes come out intact and in order", before);
 }
 
 static void test_compaction_before_growth(void)
 {
-    const int before = failures;
+    const int before = check_failures;
     struct buf b;
 
     buf_init(&b);
@@ -194,12 +156,12 @@ static void test_compaction_before_growth(void)
     CHECK_EQ(0, buf_len(&b));
     CHECK_EQ(0, b.end);
     buf_free(&b);
-    report("compaction slides pending bytes to the front instead of growing", before);
+    check_report("compaction slides pending bytes to the front instead of growing", before);
 }
 
 static void test_failed_append_changes_nothing(void)
 {
-    const int before = failures;
+    const int before = check_failures;
     struct buf b = BUF_INIT;
     size_t cap;
 
@@ -215,7 +177,8 @@ static void test_failed_append_changes_nothing(void)
     CHECK_EQ(cap, b.cap);
     pattern_check("after a failed append", buf_peek(&b), buf_len(&b), 0);
     buf_free(&b);
-    report("an append that cannot fit fails with -ENOMEM and leaves the buffer as it was", before);
+    check_report("an append that cannot fit fails with -ENOMEM and leaves the buffer as it was",
+                 before);
 }
 
 /* Read whatever the peer has without blocking; check it against the pattern. */
@@ -238,7 +201,7 @@ static uint64_t drain(int fd, uint64_t offset)
 static void test_flush_stops_at_eagain_and_resumes(void)
 {
     const size_t total = 4u << 20; /* far more than a socket buffer holds */
-    const int before = failures;
+    const int before = check_failures;
     struct buf b = BUF_INIT;
     uint64_t received = 0;
     int sv[2], ret, rounds = 0;
@@ -255,7 +218,7 @@ static void test_flush_stops_at_eagain_and_resumes(void)
     CHECK_EQ(-EAGAIN, buf_flush(&b, sv[0])); /* still full: nothing changes */
 
     /* Now the peer reads whatever is there, and each flush sends more. */
-    while (ret == -EAGAIN && rounds++ < 100000 && failures == before) {
+    while (ret == -EAGAIN && rounds++ < 100000 && check_failures == before) {
         received += drain(sv[1], received);
         ret = buf_flush(&b, sv[0]);
     }
@@ -274,12 +237,13 @@ static void test_flush_stops_at_eagain_and_resumes(void)
 
     CHECK_EQ(0, buf_flush(&b, -1)); /* empty: returns before touching the fd */
 out:
-    report("buf_flush stops at EAGAIN with bytes pending and finishes once the peer reads", before);
+    check_report("buf_flush stops at EAGAIN with bytes pending and finishes once the peer reads",
+                 before);
 }
 
 static void test_read_from_eagain_then_eof(void)
 {
-    const int before = failures;
+    const int before = check_failures;
     struct buf b = BUF_INIT;
     int sv[2];
 
@@ -310,7 +274,7 @@ static void test_read_from_eagain_then_eof(void)
     CHECK_EQ(-EBADF, buf_read_from(&b, -1, 1));
     buf_free(&b);
 out:
-    report("buf_read_from tells 'nothing yet' (-EAGAIN) from end of stream (0)", before);
+    check_report("buf_read_from tells 'nothing yet' (-EAGAIN) from end of stream (0)", before);
 }
 
 int main(void)
@@ -326,9 +290,7 @@ int main(void)
     test_flush_stops_at_eagain_and_resumes();
     test_read_from_eagain_then_eof();
 
-    if (failures) {
-        fprintf(stderr, "test-buf: %d check(s) failed\n", failures);
-        return 1;
-    }
-    return 0;
+    if (check_failures)
+        fprintf(stderr, "test-buf: %d check(s) failed\n", check_failures);
+    return check_exit();
 }

@@ -14,6 +14,7 @@
  * check the expected and the actual value on stderr. Exit 0 when all pass,
  * 1 otherwise, 77 (skip) when this machine has no IPv4 loopback.
  */
+#include "check.h"
 #include "net.h"
 
 #include <dirent.h>
@@ -30,59 +31,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define EXIT_SKIP 77
-
-/* ---- a few checks that say what they expected ------------------------------ */
-
-static int failures;
-
-static int check__eq(const char *file, int line, const char *what, long long expected,
-                     long long actual)
-{
-    if (expected == actual)
-        return 1;
-    fprintf(stderr, "%s:%d: %s: expected %lld", file, line, what, expected);
-    if (expected < 0 && expected > -4096)
-        fprintf(stderr, " (-errno: %s)", strerror((int)-expected));
-    fprintf(stderr, ", got %lld", actual);
-    if (actual < 0 && actual > -4096)
-        fprintf(stderr, " (-errno: %s)", strerror((int)-actual));
-    fprintf(stderr, "\n");
-    failures++;
-    return 0;
-}
-
-static int check__true(const char *file, int line, const char *what, int ok)
-{
-    if (!ok) {
-        fprintf(stderr, "%s:%d: expected %s, but it is false\n", file, line, what);
-        failures++;
-    }
-    return ok;
-}
-
-static int check__contains(const char *file, int line, const char *what, const char *haystack,
-                           const char *needle)
-{
-    if (strstr(haystack, needle))
-        return 1;
-    fprintf(stderr, "%s:%d: %s: expected to contain \"%s\", got \"%s\"\n", file, line, what, needle,
-            haystack);
-    failures++;
-    return 0;
-}
-
-#define CHECK_EQ(expected, actual)                                                                 \
-    check__eq(__FILE__, __LINE__, #actual, (long long)(expected), (long long)(actual))
-#define CHECK(cond) check__true(__FILE__, __LINE__, #cond, (cond) != 0)
+/* the checks are common/check.h's, and one more */
 #define CHECK_CONTAINS(haystack, needle)                                                           \
-    check__contains(__FILE__, __LINE__, #haystack, haystack, needle)
-
-static void report(const char *name, int failures_before)
-{
-    printf("%s - %s\n", failures == failures_before ? "ok" : "not ok", name);
-    fflush(stdout);
-}
+    CHECK_MSG(strstr((haystack), (needle)) != NULL, "%s: expected to contain \"%s\", got \"%s\"",  \
+              #haystack, (needle), (haystack))
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -124,7 +76,7 @@ static int wait_child(pid_t pid)
 
 static void test_listen_port_zero(int lfd)
 {
-    const int before = failures;
+    const int before = check_failures;
     int port = net_local_port(lfd), cfd, afd, lfd2;
     char buf[8] = {0};
 
@@ -162,13 +114,13 @@ static void test_listen_port_zero(int lfd)
     close(afd);
     close(cfd);
 out:
-    report("net_listen on port 0 gets a real port that net_connect reaches", before);
+    check_report("net_listen on port 0 gets a real port that net_connect reaches", before);
 }
 
 static void test_bad_addresses(void)
 {
     static const char *const bad[] = {"256.0.0.1", "localhost", "", "::1", "127.0.0.1 ", "1.2.3"};
-    const int before = failures;
+    const int before = check_failures;
 
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         if (!CHECK_EQ(-EINVAL, net_listen(bad[i], 0, 16)))
@@ -176,7 +128,8 @@ static void test_bad_addresses(void)
         if (!CHECK_EQ(-EINVAL, net_connect(bad[i], 80)))
             fprintf(stderr, "  ...for net_connect(\"%s\")\n", bad[i]);
     }
-    report("net_listen and net_connect refuse what is not an IPv4 address with -EINVAL", before);
+    check_report("net_listen and net_connect refuse what is not an IPv4 address with -EINVAL",
+                 before);
 }
 
 /* The reader half of the 8 MiB test, in a child: read until EOF, then check
@@ -211,7 +164,7 @@ static _Noreturn void reader_child(int fd, size_t len)
 static void test_write_all_8mib(int nonblocking)
 {
     const size_t len = 8u << 20; /* dozens of times a socket buffer */
-    const int before = failures;
+    const int before = check_failures;
     unsigned char *data = malloc(len);
     int sv[2], flags = SOCK_CLOEXEC | (nonblocking ? SOCK_NONBLOCK : 0);
     pid_t pid;
@@ -243,14 +196,15 @@ static void test_write_all_8mib(int nonblocking)
 out_free:
     free(data);
 out:
-    report(nonblocking ? "net_write_all gets 8 MiB intact through a non-blocking socket (EAGAIN)"
-                       : "net_write_all gets 8 MiB intact through a blocking socket",
-           before);
+    check_report(nonblocking
+                     ? "net_write_all gets 8 MiB intact through a non-blocking socket (EAGAIN)"
+                     : "net_write_all gets 8 MiB intact through a blocking socket",
+                 before);
 }
 
 static void test_read_exact_eof_and_errors(void)
 {
-    const int before = failures;
+    const int before = check_failures;
     char data[100], got[1000];
     int sv[2];
 
@@ -272,7 +226,8 @@ static void test_read_exact_eof_and_errors(void)
     CHECK_EQ(-EBADF, net_read_exact(-1, got, 1));
     CHECK_EQ(-EBADF, net_write_all(-1, data, 1));
 out:
-    report("net_read_exact stops at EOF with a short count; errors come back as -errno", before);
+    check_report("net_read_exact stops at EOF with a short count; errors come back as -errno",
+                 before);
 }
 
 static void test_parse_int(void)
@@ -297,7 +252,7 @@ static void test_parse_int(void)
         {"99999999999999999999999", LONG_MIN, LONG_MAX},
         {"-99999999999999999999999", LONG_MIN, LONG_MAX},
     };
-    const int before = failures;
+    const int before = check_failures;
     long v;
 
     CHECK_EQ(0, net_parse_int("0", 0, 65535, &v));
@@ -316,12 +271,12 @@ static void test_parse_int(void)
         CHECK_EQ(12345, v); /* untouched on failure */
     }
     CHECK_EQ(-EINVAL, net_parse_int(NULL, 0, 1, &v));
-    report("net_parse_int refuses junk, overflow and values out of range", before);
+    check_report("net_parse_int refuses junk, overflow and values out of range", before);
 }
 
 static void test_stop_pipe(void)
 {
-    const int before = failures;
+    const int before = check_failures;
     struct pollfd pfd = {.events = POLLIN};
     struct sigaction sa;
     char c = 0;
@@ -371,8 +326,8 @@ static void test_stop_pipe(void)
     }
     net_stop_requested = 0;
 out:
-    report("the stop pipe becomes readable on SIGTERM and SIGINT and sets net_stop_requested",
-           before);
+    check_report("the stop pipe becomes readable on SIGTERM and SIGINT and sets net_stop_requested",
+                 before);
 }
 
 /* ---- net_cli_parse, in children ------------------------------------------- */
@@ -466,7 +421,7 @@ static void cli_run(struct cli_run *r, const struct net_cli_extra *extra, char *
 
 static void test_cli_parse(void)
 {
-    const int before = failures;
+    const int before = check_failures;
     struct cli_run r;
 
     cli_run(&r, NULL, ARGS("-p", "99999"));
@@ -520,8 +475,9 @@ static void test_cli_parse(void)
 
     cli_run(&r, NULL, ARGS("-w", "4")); /* unknown without the extra */
     CHECK_EQ(2, r.status);
-    report("net_cli_parse: -h prints usage and exits 0, bad arguments exit 2 with usage on stderr",
-           before);
+    check_report(
+        "net_cli_parse: -h prints usage and exits 0, bad arguments exit 2 with usage on stderr",
+        before);
 }
 
 int main(void)
@@ -536,11 +492,11 @@ int main(void)
     if (lfd == -EADDRNOTAVAIL || lfd == -EAFNOSUPPORT || lfd == -EACCES || lfd == -EPERM) {
         fprintf(stderr, "no usable IPv4 loopback here (net_listen on 127.0.0.1: %s)\n",
                 strerror(-lfd));
-        return EXIT_SKIP;
+        return CHECK_SKIP;
     }
     if (lfd < 0) {
         CHECK_EQ(0, lfd);
-        report("net_listen on port 0 gets a real port that net_connect reaches", 0);
+        check_report("net_listen on port 0 gets a real port that net_connect reaches", 0);
     } else {
         test_listen_port_zero(lfd);
     }
@@ -557,9 +513,7 @@ int main(void)
     if (fds_before >= 0 && !CHECK_EQ(fds_before, fds_after))
         fprintf(stderr, "  ...file descriptors open at the start and at the end\n");
 
-    if (failures) {
-        fprintf(stderr, "test-net: %d check(s) failed\n", failures);
-        return 1;
-    }
-    return 0;
+    if (check_failures)
+        fprintf(stderr, "test-net: %d check(s) failed\n", check_failures);
+    return check_exit();
 }

@@ -1,13 +1,15 @@
 /* kq_check.h: what the unit tests of common/kqueue-linux share.
  *
- * Checks that print the expected and the actual value, one "ok - NAME" or
- * "not ok - NAME" line per test, and small helpers around kevent() and
- * loopback TCP connections. Header-only: each test program includes it once.
+ * The checks are common/check.h's (CHECK_RUN() reports one test); here are
+ * small helpers around kevent() and loopback TCP connections. Header-only:
+ * each test program includes it once.
  */
 #ifndef KQ_CHECK_H
 #define KQ_CHECK_H
 
 #include <sys/event.h>
+
+#include "check.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -22,8 +24,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures;
-
 /* 1 where <sys/event.h> is common/kqueue-linux (the "Differences from BSD"
  * of its README apply), 0 on FreeBSD and macOS, where the same programs
  * check the system's own kqueue. */
@@ -32,52 +32,6 @@ static int failures;
 #else
 #define KQ_LAYER 0
 #endif
-
-__attribute__((unused)) static int check__eq(const char *file, int line, const char *what,
-                                             long long expected, long long actual, int is_errno)
-{
-    if (expected == actual)
-        return 1;
-    fprintf(stderr, "%s:%d: %s: expected %lld", file, line, what, expected);
-    if (is_errno && expected > 0 && expected < 4096)
-        fprintf(stderr, " (%s)", strerror((int)expected));
-    fprintf(stderr, ", got %lld", actual);
-    if (is_errno && actual > 0 && actual < 4096)
-        fprintf(stderr, " (%s)", strerror((int)actual));
-    fprintf(stderr, "\n");
-    failures++;
-    return 0;
-}
-
-__attribute__((unused)) static int check__true(const char *file, int line, const char *what, int ok)
-{
-    if (!ok) {
-        fprintf(stderr, "%s:%d: expected %s, but it is false\n", file, line, what);
-        failures++;
-    }
-    return ok;
-}
-
-#define CHECK_EQ(expected, actual)                                                                 \
-    check__eq(__FILE__, __LINE__, #actual, (long long)(expected), (long long)(actual), 0)
-/* The same for an errno value: both sides are also printed as text. */
-#define CHECK_ERR(expected, actual)                                                                \
-    check__eq(__FILE__, __LINE__, #actual, (long long)(expected), (long long)(actual), 1)
-#define CHECK(cond) check__true(__FILE__, __LINE__, #cond, (cond) != 0)
-
-__attribute__((unused)) static void report(const char *name, int failures_before)
-{
-    printf("%s - %s\n", failures == failures_before ? "ok" : "not ok", name);
-    fflush(stdout);
-}
-
-/* Run one test function, then report it. */
-#define RUN(fn, name)                                                                              \
-    do {                                                                                           \
-        int before_ = failures;                                                                    \
-        fn();                                                                                      \
-        report(name, before_);                                                                     \
-    } while (0)
 
 __attribute__((unused)) static void die(const char *what)
 {
@@ -106,7 +60,7 @@ __attribute__((unused)) static int change(int kq, uintptr_t ident, short filter,
     if (n != 1 || !(res.flags & EV_ERROR)) {
         fprintf(stderr, "kevent(one change with EV_RECEIPT) = %d (%s), expected one receipt\n", n,
                 n < 0 ? strerror(errno) : "no EV_ERROR");
-        failures++;
+        check_failures++;
         return -1;
     }
     return (int)res.data;

@@ -515,7 +515,7 @@ int main(void)
         d = &drivers[f];
         for (size_t t = 0; t <= sizeof(tests) / sizeof(tests[0]); t++) {
             bool clear = t == sizeof(tests) / sizeof(tests[0]);
-            int before = failures;
+            int before = check_failures;
             d->open(&subj);
             if (clear)
                 test_clear();
@@ -523,8 +523,8 @@ int main(void)
                 tests[t].fn();
             d->close(&subj);
             snprintf(name, sizeof(name), "%s: %s", d->name, clear ? d->clear : tests[t].rule);
-            report(name, before);
+            check_report(name, before);
         }
     }
-    return failures ? 1 : 0;
+    return check_exit();
 }

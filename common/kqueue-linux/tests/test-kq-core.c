@@ -287,22 +287,25 @@ static void test_nested(void)
 
 int main(void)
 {
-    RUN(test_bad_kqueue, "kevent() on an fd that is not a kqueue, or a closed one: EBADF");
-    RUN(test_unknown_filter,
-        "an unknown filter is EINVAL, as an EV_ERROR entry with ident and udata");
-    RUN(test_receipts, "EV_RECEIPT returns data 0 for each applied change, and no events");
-    RUN(test_enoent_ebadf, "ENOENT for an event never added, EBADF for an fd that is not open");
-    RUN(test_enable_and_disable, "EV_ENABLE and EV_DISABLE in one change: EINVAL (FreeBSD)");
-    RUN(test_error_without_room,
-        "an error without room for EV_ERROR fails the call and stops there");
-    RUN(test_receipt_without_room,
-        "EV_RECEIPT without room: the changes after the first are not applied");
-    RUN(test_changes_and_events_in_one_call, "changes and events in one call, in the same array");
-    RUN(test_timeouts,
-        "nevents 0 returns at once; zero, some and no timeout; a bad timeout is EINVAL");
-    RUN(test_eintr, "a signal handler ends the wait with EINTR, the changes applied");
-    RUN(test_regular_file, "a regular file cannot be watched: EPERM");
-    RUN(test_closed_kqueue_is_freed, "the state of a closed kqueue is freed by the next kqueue()");
-    RUN(test_nested, "a kqueue can watch another one with EVFILT_READ (data 0)");
-    return failures ? 1 : 0;
+    CHECK_RUN(test_bad_kqueue, "kevent() on an fd that is not a kqueue, or a closed one: EBADF");
+    CHECK_RUN(test_unknown_filter,
+              "an unknown filter is EINVAL, as an EV_ERROR entry with ident and udata");
+    CHECK_RUN(test_receipts, "EV_RECEIPT returns data 0 for each applied change, and no events");
+    CHECK_RUN(test_enoent_ebadf,
+              "ENOENT for an event never added, EBADF for an fd that is not open");
+    CHECK_RUN(test_enable_and_disable, "EV_ENABLE and EV_DISABLE in one change: EINVAL (FreeBSD)");
+    CHECK_RUN(test_error_without_room,
+              "an error without room for EV_ERROR fails the call and stops there");
+    CHECK_RUN(test_receipt_without_room,
+              "EV_RECEIPT without room: the changes after the first are not applied");
+    CHECK_RUN(test_changes_and_events_in_one_call,
+              "changes and events in one call, in the same array");
+    CHECK_RUN(test_timeouts,
+              "nevents 0 returns at once; zero, some and no timeout; a bad timeout is EINVAL");
+    CHECK_RUN(test_eintr, "a signal handler ends the wait with EINTR, the changes applied");
+    CHECK_RUN(test_regular_file, "a regular file cannot be watched: EPERM");
+    CHECK_RUN(test_closed_kqueue_is_freed,
+              "the state of a closed kqueue is freed by the next kqueue()");
+    CHECK_RUN(test_nested, "a kqueue can watch another one with EVFILT_READ (data 0)");
+    return check_exit();
 }

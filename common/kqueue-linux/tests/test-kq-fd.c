@@ -366,19 +366,23 @@ static void test_lowat(void)
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
-    RUN(test_read_data, "EVFILT_READ: data is the bytes ready to read, udata comes back");
-    RUN(test_write_data, "EVFILT_WRITE: data is the room to write; a full socket is not reported");
-    RUN(test_eof_half_close, "a half-close sets EV_EOF while data is still to be read");
-    RUN(test_eof_reset, "a reset sets EV_EOF on both filters, with ECONNRESET in fflags");
-    RUN(test_listener_data, "a listening socket: data is the connections waiting");
-    RUN(test_read_write_independent, "READ and WRITE on one fd are independent knotes");
-    RUN(test_oneshot, "EV_ONESHOT deletes READ after one event; WRITE on the same fd stays");
-    RUN(test_clear, "EV_CLEAR: reported when data arrives, not again while it sits");
-    RUN(test_clear_and_level_on_one_fd, "EV_CLEAR on READ and level-triggered WRITE on one fd");
-    RUN(test_dispatch, "EV_DISPATCH disables after one event; EV_ENABLE brings it back");
-    RUN(test_close_removes_knotes, "close() removes the fd's knotes; a reused number starts clean");
-    RUN(test_one_slot_takes_turns, "with room for one event, READ and WRITE take turns");
-    RUN(test_lowat, KQ_LAYER ? "NOTE_LOWAT is not provided: not defined, and its value is EINVAL"
-                             : "NOTE_LOWAT: no event until the mark's bytes wait");
-    return failures ? 1 : 0;
+    CHECK_RUN(test_read_data, "EVFILT_READ: data is the bytes ready to read, udata comes back");
+    CHECK_RUN(test_write_data,
+              "EVFILT_WRITE: data is the room to write; a full socket is not reported");
+    CHECK_RUN(test_eof_half_close, "a half-close sets EV_EOF while data is still to be read");
+    CHECK_RUN(test_eof_reset, "a reset sets EV_EOF on both filters, with ECONNRESET in fflags");
+    CHECK_RUN(test_listener_data, "a listening socket: data is the connections waiting");
+    CHECK_RUN(test_read_write_independent, "READ and WRITE on one fd are independent knotes");
+    CHECK_RUN(test_oneshot, "EV_ONESHOT deletes READ after one event; WRITE on the same fd stays");
+    CHECK_RUN(test_clear, "EV_CLEAR: reported when data arrives, not again while it sits");
+    CHECK_RUN(test_clear_and_level_on_one_fd,
+              "EV_CLEAR on READ and level-triggered WRITE on one fd");
+    CHECK_RUN(test_dispatch, "EV_DISPATCH disables after one event; EV_ENABLE brings it back");
+    CHECK_RUN(test_close_removes_knotes,
+              "close() removes the fd's knotes; a reused number starts clean");
+    CHECK_RUN(test_one_slot_takes_turns, "with room for one event, READ and WRITE take turns");
+    CHECK_RUN(test_lowat, KQ_LAYER
+                              ? "NOTE_LOWAT is not provided: not defined, and its value is EINVAL"
+                              : "NOTE_LOWAT: no event until the mark's bytes wait");
+    return check_exit();
 }

@@ -267,7 +267,7 @@ out_old:
 static void run(const struct kind *now, const struct kind *before)
 {
     char name[200];
-    int before_failures = failures;
+    int before_failures = check_failures;
 
     for (int how = DELETED; how <= CLOSED; how++)
         reuse(now, before, (enum gone)how);
@@ -275,7 +275,7 @@ static void run(const struct kind *now, const struct kind *before)
              "%s %s on the number of %s (deleted, one-shot-fired, closed): data is %s",
              now->filter == EVFILT_READ ? "EVFILT_READ" : "EVFILT_WRITE", now->name, before->name,
              now->data);
-    report(name, before_failures);
+    check_report(name, before_failures);
 }
 
 int main(void)
@@ -291,5 +291,5 @@ int main(void)
     run(&an_eventfd, &listener);
     run(&socket_write, &an_eventfd);
 #endif
-    return failures ? 1 : 0;
+    return check_exit();
 }

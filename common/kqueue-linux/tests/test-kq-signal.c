@@ -177,13 +177,15 @@ static void test_bad_signals(void)
 
 int main(void)
 {
-    RUN(test_ignored_signal_reported, "a signal set to SIG_IGN is still reported; data counts it");
-    RUN(test_block_and_unblock, "adding blocks the signal, deleting unblocks it (if it was not)");
-    RUN(test_two_kqueues, "the signal stays blocked until its last knote is deleted");
-    RUN(test_handler_does_not_run, "while the knote exists the handler does not run");
-    RUN(test_counts, "sent 3 times: data 3 for a real-time signal, 1 for an ordinary one");
-    RUN(test_closed_kqueue_keeps_block,
-        "a closed kqueue's signal stays blocked until kqueue() reuses its number");
-    RUN(test_bad_signals, "signal 0, 1000 and SIGKILL are EINVAL");
-    return failures ? 1 : 0;
+    CHECK_RUN(test_ignored_signal_reported,
+              "a signal set to SIG_IGN is still reported; data counts it");
+    CHECK_RUN(test_block_and_unblock,
+              "adding blocks the signal, deleting unblocks it (if it was not)");
+    CHECK_RUN(test_two_kqueues, "the signal stays blocked until its last knote is deleted");
+    CHECK_RUN(test_handler_does_not_run, "while the knote exists the handler does not run");
+    CHECK_RUN(test_counts, "sent 3 times: data 3 for a real-time signal, 1 for an ordinary one");
+    CHECK_RUN(test_closed_kqueue_keeps_block,
+              "a closed kqueue's signal stays blocked until kqueue() reuses its number");
+    CHECK_RUN(test_bad_signals, "signal 0, 1000 and SIGKILL are EINVAL");
+    return check_exit();
 }

@@ -188,11 +188,12 @@ static void test_readd_earliest(void)
 
 int main(void)
 {
-    RUN(test_one_fd, "10,000 timers on one kqueue open one timerfd, and close frees it");
-    RUN(test_deadline_order, "10,000 timers fire in deadline order, each once");
-    RUN(test_delete_from_middle, "deleting and disabling timers from the middle keeps the order");
-    RUN(test_many_counts, "1,000 periodic timers: data counts each one's expirations");
-    RUN(test_zero_period, "a period of 0 fires at once among later timers");
-    RUN(test_readd_earliest, "re-adding the earliest timer lets the next one fire first");
-    return failures ? 1 : 0;
+    CHECK_RUN(test_one_fd, "10,000 timers on one kqueue open one timerfd, and close frees it");
+    CHECK_RUN(test_deadline_order, "10,000 timers fire in deadline order, each once");
+    CHECK_RUN(test_delete_from_middle,
+              "deleting and disabling timers from the middle keeps the order");
+    CHECK_RUN(test_many_counts, "1,000 periodic timers: data counts each one's expirations");
+    CHECK_RUN(test_zero_period, "a period of 0 fires at once among later timers");
+    CHECK_RUN(test_readd_earliest, "re-adding the earliest timer lets the next one fire first");
+    return check_exit();
 }

@@ -288,27 +288,32 @@ static void test_abstime_clear(void)
 
 int main(void)
 {
-    RUN(test_periodic, "a timer repeats by default; ident and udata come back");
-    RUN(test_data_counts_expirations, "data counts the expirations since the last event");
-    RUN(test_oneshot, "EV_ONESHOT: one event, then the timer is gone");
-    RUN(test_units, "milliseconds by default; NOTE_SECONDS, NOTE_USECONDS, NOTE_NSECONDS");
-    RUN(test_readd_restarts, "adding a timer again restarts it: it never fires while re-added");
-    RUN(test_readd_drops_expirations, "adding it again drops the expirations not yet reported");
-    RUN(test_disabled_keeps_counting, "a disabled timer keeps counting; enabled, it reports them");
-    RUN(test_many_timers, "several timers, each with its own ident");
+    CHECK_RUN(test_periodic, "a timer repeats by default; ident and udata come back");
+    CHECK_RUN(test_data_counts_expirations, "data counts the expirations since the last event");
+    CHECK_RUN(test_oneshot, "EV_ONESHOT: one event, then the timer is gone");
+    CHECK_RUN(test_units, "milliseconds by default; NOTE_SECONDS, NOTE_USECONDS, NOTE_NSECONDS");
+    CHECK_RUN(test_readd_restarts,
+              "adding a timer again restarts it: it never fires while re-added");
+    CHECK_RUN(test_readd_drops_expirations,
+              "adding it again drops the expirations not yet reported");
+    CHECK_RUN(test_disabled_keeps_counting,
+              "a disabled timer keeps counting; enabled, it reports them");
+    CHECK_RUN(test_many_timers, "several timers, each with its own ident");
 #ifdef __APPLE__
-    RUN(test_zero_period, "a periodic timer of 0 fires once (macOS)");
+    CHECK_RUN(test_zero_period, "a periodic timer of 0 fires once (macOS)");
 #else
-    RUN(test_zero_period, "a periodic timer of 0 repeats every 1 ms: data counts milliseconds");
+    CHECK_RUN(test_zero_period,
+              "a periodic timer of 0 repeats every 1 ms: data counts milliseconds");
 #endif
-    RUN(test_abstime, "NOTE_ABSTIME: data is a time since the Epoch; one event at that time");
+    CHECK_RUN(test_abstime, "NOTE_ABSTIME: data is a time since the Epoch; one event at that time");
 #ifdef __APPLE__
-    RUN(test_abstime_stays, "NOTE_ABSOLUTE without EV_ONESHOT: macOS deletes it after its event");
-    RUN(test_abstime_clear, "NOTE_ABSOLUTE with EV_CLEAR: macOS deletes it after its event");
+    CHECK_RUN(test_abstime_stays,
+              "NOTE_ABSOLUTE without EV_ONESHOT: macOS deletes it after its event");
+    CHECK_RUN(test_abstime_clear, "NOTE_ABSOLUTE with EV_CLEAR: macOS deletes it after its event");
 #else
-    RUN(test_abstime_stays,
-        "NOTE_ABSTIME without EV_ONESHOT: reported by every call until deleted");
-    RUN(test_abstime_clear, "NOTE_ABSTIME with EV_CLEAR: reported once, and kept");
+    CHECK_RUN(test_abstime_stays,
+              "NOTE_ABSTIME without EV_ONESHOT: reported by every call until deleted");
+    CHECK_RUN(test_abstime_clear, "NOTE_ABSTIME with EV_CLEAR: reported once, and kept");
 #endif
-    return failures ? 1 : 0;
+    return check_exit();
 }

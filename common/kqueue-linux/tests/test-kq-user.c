@@ -120,10 +120,12 @@ static void test_oneshot(void)
 
 int main(void)
 {
-    RUN(test_trigger_level, "NOTE_TRIGGER fires it; without EV_CLEAR it stays triggered");
-    RUN(test_trigger_clear, "with EV_CLEAR: one event per trigger");
-    RUN(test_fflags_and_data, "NOTE_FFOR, NOTE_FFAND, NOTE_FFCOPY change the stored flags; data");
-    RUN(test_wake_from_another_thread, "a trigger from another thread wakes a kevent() asleep");
-    RUN(test_oneshot, "EV_ONESHOT: one event, then it is gone");
-    return failures ? 1 : 0;
+    CHECK_RUN(test_trigger_level, "NOTE_TRIGGER fires it; without EV_CLEAR it stays triggered");
+    CHECK_RUN(test_trigger_clear, "with EV_CLEAR: one event per trigger");
+    CHECK_RUN(test_fflags_and_data,
+              "NOTE_FFOR, NOTE_FFAND, NOTE_FFCOPY change the stored flags; data");
+    CHECK_RUN(test_wake_from_another_thread,
+              "a trigger from another thread wakes a kevent() asleep");
+    CHECK_RUN(test_oneshot, "EV_ONESHOT: one event, then it is gone");
+    return check_exit();
 }
