@@ -197,7 +197,7 @@ static bool conn_idle_expired(struct server *s, struct conn *c)
 {
     if (!s->lazy)
         return true;
-    /* EXERCISE BEGIN lazy-timeout: idle for the whole timeout: true; else arm the one-shot timer for the time left, and false */
+    /* EXERCISE BEGIN lazy-timeout: idle the whole timeout: true; else re-arm for the rest: false */
     int64_t idle = clock_now_ms() - c->last_active_ms, limit = (int64_t)s->idle_s * 1000;
 
     if (idle >= limit)

@@ -88,7 +88,7 @@ if [ "$status" -eq 0 ] && exercise_all_skipped "$tmp/all.tap"; then
     echo "$ex: every test skipped here ($(grep -m1 -o '# skip.*' "$tmp/all.tap" | sed 's/^# skip *//')): nothing was tested."
     exit 1
 elif [ "$status" -eq 0 ]; then
-    remember done
+    remember "done"
     echo "$ex: all tests pass. Well done."
     [ "$impl" = exercises ] && echo "See where you are with: make progress"
 elif [ -s "$todo_log" ]; then

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # exercise-lib.sh: what ex.sh, hint.sh, progress.sh, watch.sh, reset.sh and
 # solution.sh share (sourced, never run).
 #
@@ -31,6 +32,7 @@ progress_dir="$top/.progress"
 # The same as globs (for diff -x) and as an extended regex matching the end
 # of a path (for inotifywait --exclude and grep).
 exercise_droppings=('*.sw?' '*~' '.#*' '#*#' 4913 '*.tmp' '*.bak' '*.orig' '*.rej' '*.kate-swp' .DS_Store)
+# shellcheck disable=SC2034 # read by watch.sh, which sources this file
 exercise_droppings_ere='(^|/)([^/]*\.sw.|[^/]*~|\.#[^/]*|#[^/]*#|4913|[^/]*\.tmp|[^/]*\.bak|[^/]*\.orig|[^/]*\.rej|[^/]*\.kate-swp|\.DS_Store)$'
 exercise_dropping() { # exercise_dropping PATH: is it one?
     local p
@@ -379,7 +381,7 @@ exercise_status() {
         exercise_common_built || { rm -f "$log"; echo "failing (common/ does not build: run make common)"; return 0; }
         exercise_test "$ex" exercises "$log"
         case $? in
-        0) word=done ;;
+        0) word="done" ;;
         3)
             word=compile
             needs="$(exercise_needs "$log")"

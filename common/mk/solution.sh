@@ -37,7 +37,7 @@ else
     else
         exercise_test "$ex" exercises "$tmp/log"
         case $? in
-        0) exercise_remember "$ex" done "$fp" ;;
+        0) exercise_remember "$ex" "done" "$fp" ;;
         3)
             exercise_remember "$ex" compile "$fp"
             why="it does not compile"
@@ -87,8 +87,10 @@ blocks() {
 shown=0 sources=()
 # a predict exercise with blocks (the learner's figures) shows them like a
 # write exercise; one without, its files
-if [ "$kind" = predict ] && grep -rqs 'EXERCISE BEGIN' "$top/solutions/$ex" $(for f in $from; do echo "$top/$f"; done); then
-    kind=write
+from_paths=()
+for f in $from; do from_paths+=("$top/$f"); done
+if [ "$kind" = predict ] && grep -rqs 'EXERCISE BEGIN' "$top/solutions/$ex" "${from_paths[@]}"; then
+    kind="write"
 fi
 case "$kind" in
 write)

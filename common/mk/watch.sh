@@ -180,9 +180,9 @@ wait_for_save() {
 # settle: wait until the files stop changing (an editor's save is a burst of
 # writes and renames), at most 3 s.
 settle() {
-    local a b i
+    local a b
     a="$(snapshot "$dir")"
-    for i in 1 2 3 4 5 6 7 8 9 10; do
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
         run_fg - sleep 0.3
         b="$(snapshot "$dir")"
         [ "$a" = "$b" ] && return 0

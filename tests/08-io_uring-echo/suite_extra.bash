@@ -8,6 +8,8 @@
 #   load ../helpers/echo_suite
 #   load suite_extra
 
+# shellcheck disable=SC2154 # output, status and stderr are set by bats' run
+
 # require_uring: skip, with the server's own reason, where io_uring is
 # refused (a sysctl, a seccomp filter) or the kernel lacks a feature.
 require_uring() {

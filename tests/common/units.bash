@@ -5,6 +5,8 @@
 #   UNITS=common/kqueue-linux
 #   load units
 
+# shellcheck disable=SC2154 # output, status and stderr are set by bats' run
+
 # run_unit NAME [WRAPPER...]: run build/.../$UNITS/tests/NAME, under WRAPPER
 # (valgrind ...) when given; 0 passes, 77 skips, anything else fails.
 run_unit() {

@@ -639,6 +639,7 @@ _course_valgrind_wrap() {
         *) continue ;;
         esac
         SERVER_VALGRIND_LOG="$BATS_TEST_TMPDIR/valgrind$_course_srv_n.log"
+        # shellcheck disable=SC2054 # the commas are valgrind's, inside one word
         _vc=("${_vc[@]:0:i}" valgrind --quiet --error-exitcode=97 --max-threads=4096 --leak-check=full
             --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect
             --log-file="$SERVER_VALGRIND_LOG" "${_vc[@]:i}")

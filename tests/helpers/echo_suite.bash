@@ -16,6 +16,8 @@
 # and run `make suite` (CONTRIBUTING.md, "Adding a test"). suite_case and
 # suite_faults_for, at the end, are for those files.
 
+# shellcheck disable=SC2154 # output, status and stderr are set by bats' run
+
 # Start the server under test; "$@" goes in front (e.g. env ... for faults).
 suite_start() {
     server_start "$@" "${SERVER_CMD[@]}" -p 0
@@ -148,6 +150,7 @@ suite_sigterm_with_clients() {
 # The same checks with the faults shim making reads and writes short and
 # interrupted; the shim's log proves the faults were injected.
 suite_under_faults() {
+    # shellcheck disable=SC2046 # one word per VAR=VALUE
     suite_start env $(faults_env FAULTS_SHORT_READ=30 FAULTS_SHORT_WRITE=50 FAULTS_EINTR=10 FAULTS_EAGAIN=10)
     payload "$BATS_TEST_TMPDIR/f1" 1000000
     suite_echo_file "$BATS_TEST_TMPDIR/f1"
@@ -538,6 +541,7 @@ suite_fair_under_flood() {
 # is returned with bytes still waiting, which no kernel does on a socket, and
 # no edge will ever come for them (chapter.bats shows that stall).
 suite_under_faults_no_eagain() {
+    # shellcheck disable=SC2046 # one word per VAR=VALUE
     suite_start env $(faults_env FAULTS_SHORT_READ=30 FAULTS_SHORT_WRITE=50 FAULTS_EINTR=10)
     payload "$BATS_TEST_TMPDIR/f1" 1000000
     suite_echo_file "$BATS_TEST_TMPDIR/f1"
@@ -667,6 +671,7 @@ $(cat "$log")"
 # "listening on" line), none of them short or interrupted.
 suite_shim_is_blind() {
     local calls faults
+    # shellcheck disable=SC2046 # one word per VAR=VALUE
     suite_start env $(faults_env FAULTS_SHORT_READ=50 FAULTS_SHORT_WRITE=50 FAULTS_EINTR=20)
     payload "$BATS_TEST_TMPDIR/f" 1000000
     suite_echo_file "$BATS_TEST_TMPDIR/f"
@@ -709,7 +714,7 @@ suite_no_fd_growth() {
             run_client -p "$PORT" --reset "cycle $i, reset" >/dev/null 2>&1 || true
         else
             exec {fd}<>"/dev/tcp/127.0.0.1/$PORT" || server_gone "client $i of $n could not connect"
-            printf 'cycle %d\n' "$i" >&"$fd" 2>/dev/null || true
+            printf 'cycle %d\n' "$i" 1>&"$fd" 2>/dev/null || true
             line=""
             read -r -t 10 line <&"$fd" || true
             exec {fd}>&-

@@ -162,4 +162,5 @@ wine_exec() {
 }
 
 # Stop the server under test with SIGINT (see above) and require exit 0.
+# shellcheck disable=SC2034 # read by echo_suite.bash
 SUITE_STOP_SIGNAL=INT

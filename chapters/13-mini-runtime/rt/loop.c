@@ -14,8 +14,8 @@
  * is left. Both refuse to run inside a turn: a task that blocks on a future
  * would wait for the loop that it is itself holding up.
  */
-#include "rt_impl.h"
 #include "net.h"
+#include "rt_impl.h"
 
 #include <errno.h>
 #include <signal.h>

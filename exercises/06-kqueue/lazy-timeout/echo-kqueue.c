@@ -186,7 +186,7 @@ static bool conn_idle_expired(struct server *s, struct conn *c)
 {
     if (!s->lazy)
         return true;
-    TODO("idle for the whole timeout: true; else arm the one-shot timer for the time left, and false");
+    TODO("idle the whole timeout: true; else re-arm for the rest: false");
 }
 
 /* Send pending output. Returns false when the connection was closed. */
