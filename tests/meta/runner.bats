@@ -5,7 +5,7 @@ load ../helpers/common
 
 # The runner under test must not inherit the FILTER of the run that runs it.
 setup() {
-    unset FILTER LONG TEST_TIMES
+    unset FILTER LONG
 }
 
 make_fixture() {
@@ -247,45 +247,4 @@ END
     JOBS=3 COURSE_TESTS="$fx" run "$TOP/common/mk/run-tests.sh"
     assert_success
     assert_line --index -1 "tests: 3 passed, 0 failed, 0 skipped"
-}
-
-# Longest first: z.bats comes last in the usual order, but the times of the
-# last run say it is the long one, so it starts first; b, which waits for a
-# free slot, is the last to start. The times file is then rewritten with
-# this run's times, and a FILTER run leaves it alone.
-@test "the files a build has timed start longest first, and the output stays in order" {
-    local fx t times
-    fx=$(make_fixture)
-    t="$fx/tests/01-demo"
-    rm "$t/chapter.bats"
-    mkdir -p "$fx/marks"
-    for f in a b z; do
-        cat >"$t/$f.bats" <<END
-TEST_ "$f starts" { echo $f >>"$fx/marks/order"; sleep 1; }
-END
-    done
-    sed -i 's/^TEST_ /@test /' "$t"/*.bats
-    times="$fx/times"
-    printf '%s\n' "1 tests/01-demo/a.bats" "1 tests/01-demo/b.bats" "9 tests/01-demo/z.bats" "5 tests/01-demo/gone.bats" >"$times"
-    JOBS=2 TEST_TIMES="$times" COURSE_TESTS="$fx" run "$TOP/common/mk/run-tests.sh"
-    assert_success
-    assert_line --index -1 "tests: 3 passed, 0 failed, 0 skipped"
-    [ "$(tail -n 1 "$fx/marks/order")" = b ] || fail "expected z and a to start first, then b; started: $(tr '\n' ' ' <"$fx/marks/order")"
-    # printed in the usual order all the same
-    [ "$(grep '^== ' <<<"$output" | tr '\n' ' ')" = "== tests/01-demo/a.bats == tests/01-demo/b.bats == tests/01-demo/z.bats " ] ||
-        fail "expected the output of a, b, z in that order, got: $output"
-    # this run's times replace the old ones; a file that did not run keeps its line
-    run cat "$times"
-    assert_line --regexp '^[0-9]+ tests/01-demo/z\.bats$'
-    refute_line "9 tests/01-demo/z.bats"
-    assert_line "5 tests/01-demo/gone.bats"
-    cp "$times" "$fx/before"
-    FILTER=starts JOBS=2 TEST_TIMES="$times" COURSE_TESTS="$fx" run "$TOP/common/mk/run-tests.sh"
-    assert_success
-    cmp -s "$times" "$fx/before" || fail "a FILTER run rewrote the times: $(cat "$times")"
-    # with no times to go by (and no TEST_TIMES under COURSE_TESTS), the usual order
-    : >"$fx/marks/order"
-    JOBS=1 COURSE_TESTS="$fx" run "$TOP/common/mk/run-tests.sh"
-    assert_success
-    [ "$(tr '\n' ' ' <"$fx/marks/order")" = "a b z " ] || fail "JOBS=1: expected a b z, got: $(cat "$fx/marks/order")"
 }
