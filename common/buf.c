@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* common/buf.c: see buf.h. */
 #include "buf.h"
 

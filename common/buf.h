@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* common/buf.h: a growable byte buffer for output a socket would not take yet.
  *
  * An event-driven server cannot block in write(). When the kernel accepts only

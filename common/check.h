@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check.h: the checks of the course's C test programs, written once.
  *
  * A test program prints "ok - NAME" or "not ok - NAME" on stdout for each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* common/clock.h: the course's one clock, for timeouts, deadlines and
  * measurements.
  *

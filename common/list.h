@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* common/list.h: an intrusive doubly linked list, the one the course's
  * servers keep their open connections on.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* common/net.c: see net.h. */
 #include "net.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* common/net.h: the helpers every server and client in the course uses.
  *
  * The server contract (every chapter, every solution):

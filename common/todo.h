@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* common/todo.h: TODO("task") marks the part of an exercise the learner writes.
  *
  * `make exercises` turns every EXERCISE BEGIN/END block of a solution into a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* common/uring-wait.h: the next io_uring completion, within a time limit.
  *
  * For code that submits a trial request (does this kernel know the flag?)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* common/uring-why.c: see uring-why.h. */
 #include "uring-why.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* common/uring-why.h: why this process may not use io_uring, in words.
  *
  * io_uring_setup() answers a refusal with a bare errno, and the same EPERM

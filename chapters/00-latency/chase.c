@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* chapters/00-latency/chase.c: one memory access, timed by pointer chasing.
  *
  * Timing one load is impossible: it takes a nanosecond and reading the clock

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* chapters/00-latency/disk.c: a read from the page cache vs a read from the device.
  *
  * The kernel keeps recently used file data in RAM (the page cache), so most

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* chapters/00-latency/kernel.c: what crossing into the kernel costs.
  *
  * Four figures, from cheapest to dearest: reading the clock (no kernel entry

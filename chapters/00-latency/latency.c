@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* chapters/00-latency/latency.c: measure the time scales of this machine.
  *
  * Prints one table: an L1 cache hit, a RAM access, a syscall, a thread switch,

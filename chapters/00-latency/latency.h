@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* chapters/00-latency/latency.h: what the measuring files of `latency` share.
  *
  * Each measurement lives in its own file (chase.c, kernel.c, stack.c, disk.c,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* chapters/00-latency/report.c: print the measurements as a table or as CSV.
  *
  * Nothing is measured here. The text table gives each time with its ratio to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* chapters/00-latency/stack.c: what an idle thread costs in memory.
  *
  * A thread's stack is reserved as address space (8 MiB by default on Linux)

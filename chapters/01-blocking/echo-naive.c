@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo-naive: echo-blocking with the bug most example servers have. Do not copy.
  *
  * It is echo-blocking.c with one change: the echo is one write() whose

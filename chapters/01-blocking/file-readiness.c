@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* file-readiness: a regular file is never "not ready"; a pipe can be.
  *
  * A socket, a pipe or a terminal can have nothing to read yet. Then read()

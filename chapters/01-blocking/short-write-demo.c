@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* short-write-demo: the kernel itself returns short writes on a blocking socket.
  *
  * No shim, no tricks: a TCP connection over loopback whose receiving end

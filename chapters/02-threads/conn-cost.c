@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* conn-cost: what one thread per connection costs, measured.
  *
  * It starts echo-threads (the one next to this program, or -e PATH) on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* conn-queue.h: a bounded queue that hands accepted connections from the
  * accepting thread to the workers of a pool.
  *

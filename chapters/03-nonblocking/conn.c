@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* conn.c: what this chapter's echo servers do with a ready socket (see conn.h).
  *
  * Every call here is made on a non-blocking socket, so none of them can put

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* conn.h: one client of this chapter's echo servers.
  *
  * echo-select.c and echo-poll.c differ only in how they ask the kernel which

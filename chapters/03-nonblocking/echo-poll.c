@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo-poll: a single-threaded echo server built on poll().
  *
  * One thread serves every client. It does not sleep in read() on one socket

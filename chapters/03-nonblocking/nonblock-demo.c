@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nonblock-demo: O_NONBLOCK and EAGAIN, one step at a time, on a real
  * loopback TCP connection.
  *

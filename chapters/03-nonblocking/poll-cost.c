@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* poll-cost: what one poll() or select() call costs with many idle connections.
  *
  *     make -C chapters/03-nonblocking

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* epoll-dup: close() does not always take an fd out of epoll.
  *
  *     make -C chapters/04-epoll

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* epoll-fds: which file descriptors epoll can watch, next to what poll() says.
  *
  *     make -C chapters/04-epoll

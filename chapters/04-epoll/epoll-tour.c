@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* epoll-tour: the rules of epoll, one step at a time, each checked.
  *
  *     make -C chapters/04-epoll

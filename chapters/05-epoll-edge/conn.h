@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* conn.h: one client of this chapter's servers, for edge-triggered epoll.
  *
  * Chapter 04's conn.h, evolved. Level-triggered epoll answered "can I read

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo-epoll-et: a single-threaded echo server on edge-triggered epoll.
  *
  * Chapter 04's echo-epoll-lt with EPOLLET. Each socket is registered once

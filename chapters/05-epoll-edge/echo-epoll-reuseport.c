@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo-epoll-reuseport: one edge-triggered loop per thread, one listener each.
  *
  * N threads (-w N), each running echo-epoll-et's loop (loop.c) with its own

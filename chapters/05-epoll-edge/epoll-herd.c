@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* epoll-herd: how many threads does one new connection wake?
  *
  *     make -C chapters/05-epoll-edge

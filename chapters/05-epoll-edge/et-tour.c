@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* et-tour: the rules of edge-triggered epoll and EPOLLONESHOT, each checked.
  *
  *     make -C chapters/05-epoll-edge

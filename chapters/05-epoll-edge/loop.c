@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* loop.c: an edge-triggered epoll loop with a ready list of its own.
  *
  * Every fd is registered once and never modified:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* loop.h: one thread, one epoll instance, edge-triggered (see loop.c).
  *
  * echo-epoll-et runs one loop on its main thread; echo-epoll-reuseport runs

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench.sh: every echo server of Part II side by side, with the same client
 # (echo-load) on the same machine: chapter 03's echo-poll for reference,
 # chapter 04's echo-epoll-lt, chapter 05's echo-epoll-et, echo-epoll-oneshot

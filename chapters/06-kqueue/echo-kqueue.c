@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo-kqueue: the echo server on kqueue(2), the BSD and macOS event queue.
  *
  * Written only against the BSD API (<sys/event.h>) and POSIX, plus the

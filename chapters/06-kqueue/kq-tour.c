@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kq-tour: the kqueue flags echo-kqueue does not use, each checked.
  *
  *     make -C chapters/06-kqueue

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cp-setup.c: the parts of uring-cp that are not about io_uring requests:
  * opening the files, creating the ring and the buffers, the statistics.
  */

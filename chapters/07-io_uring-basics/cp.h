@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cp.h: the state of uring-cp, shared by uring-cp.c (the copy itself) and
  * cp-setup.c (the files, the ring, the buffers, the statistics).
  */

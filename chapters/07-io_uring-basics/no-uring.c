@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* no-uring: run a command where io_uring is forbidden, as in a container.
  *
  * Docker's default seccomp profile (since Docker 25), many sandboxes and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe-try.c: capabilities of io_uring that uring-probe tries for real,
  * because no feature bit or opcode number tells them.
  */

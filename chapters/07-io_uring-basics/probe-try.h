@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe-try.h: io_uring capabilities tried for real (probe-try.c). Each
  * returns 0 when the capability works here, or the -errno that said no.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uring-cat-raw: cat with io_uring and nothing else: no liburing, only the
  * three system calls and the memory they share with the kernel.
  *

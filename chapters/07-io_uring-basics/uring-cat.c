@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uring-cat: uring-cat-raw on liburing.
  *
  * The same rounds as uring-cat-raw.c (DEPTH reads at consecutive offsets,

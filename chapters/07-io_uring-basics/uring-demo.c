@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uring-demo: the rules of io_uring a program must live by, each shown by an
  * experiment on this kernel.
  *

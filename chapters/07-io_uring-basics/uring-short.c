@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uring-short.c: an LD_PRELOAD library that makes io_uring reads and writes
  * short, so the tests can prove a program handles them.
  *

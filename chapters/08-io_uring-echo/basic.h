@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* basic.h: the state of echo-uring-basic, shared by its loop
  * (echo-uring-basic.c) and by what it does when a recv or a send completes
  * (basic-conn.c).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench.sh: chapter 08's io_uring servers against chapter 04's epoll server,
 # with the same client (echo-load) on the same machine.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bufring.c: see bufring.h. */
 #include "bufring.h"
 

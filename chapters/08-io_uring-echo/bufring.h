@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bufring.h: a provided buffer ring (Linux 5.19+).
  *
  * With single-shot recv, every waiting recv owns a buffer, even on a socket

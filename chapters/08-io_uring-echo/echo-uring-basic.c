@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo-uring-basic: an io_uring echo server, one request at a time.
  *
  * The completion model of io_uring in its plainest form. The server never

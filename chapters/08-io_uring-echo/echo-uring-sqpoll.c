@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo-uring-sqpoll: echo-uring with a kernel thread polling the submission
  * queue (IORING_SETUP_SQPOLL).
  *

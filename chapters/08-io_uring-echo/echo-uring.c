@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo-uring: an io_uring echo server with multishot requests and a provided
  * buffer ring.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ring.c: see ring.h. */
 #include "ring.h"
 #include "net.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ring.h: what this chapter's io_uring servers share around the ring itself.
  *
  *   - ring_open(): io_uring_queue_init_params() that says in words why a

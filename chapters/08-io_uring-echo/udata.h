@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* udata.h: what a completion is about, for this chapter's servers.
  *
  * The kernel copies the 64-bit user_data of every SQE into the CQE(s) it

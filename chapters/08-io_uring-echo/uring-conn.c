@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uring-conn.c: one connection of echo-uring and echo-uring-sqpoll.
  *
  * A connection has at most two requests in flight: one multishot recv,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uring-rules: seven rules of io_uring networking, each shown on a real socket.
  *
  *   1. CQEs come in the order requests finish, not the order they were sent.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uring-server.c: the echo server of echo-uring and echo-uring-sqpoll.
  *
  * What changes from echo-uring-basic:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uring-server.h: the server core that echo-uring and echo-uring-sqpoll share.
  *
  * Both programs are this core with one setting apart: echo-uring enters the

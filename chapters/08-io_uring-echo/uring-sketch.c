@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uring-sketch: the io_uring "echo server" of a typical blog post. Do not copy.
  *
  * One accept, one recv, one send, each waited for in turn, then exit. It

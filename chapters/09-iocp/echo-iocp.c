@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo-iocp: an echo server on a Windows I/O completion port.
  *
  * Nothing here waits for a socket to be ready. The server hands Windows

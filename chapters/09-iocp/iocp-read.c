@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* iocp-read: overlapped ReadFile and a completion port, one step at a time.
  *
  * The main thread opens FILE with FILE_FLAG_OVERLAPPED, ties it to a new

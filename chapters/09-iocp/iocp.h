@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* chapters/09-iocp/iocp.h: what echo-iocp.c and conn.c share.
  *
  * Every overlapped operation is a `struct op` whose first member is the

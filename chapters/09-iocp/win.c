@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* chapters/09-iocp/win.c: see win.h. */
 #include "win.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* chapters/09-iocp/win.h: the small Windows helpers of chapter 09.
  *
  * common/net.c is POSIX (getopt over argv, BSD sockets, signals), so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* conn.c: what file-server does with one connection. See conn.h.
  *
  * A connection reads a request line, hands the file read to the pool (or,

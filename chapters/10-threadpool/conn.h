@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* conn.h: one client of file-server, and the server they share.
  *
  * The loop thread owns every field here. A connection's file_job is lent to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* file-job.c: resolve, open and read one requested file. See file-job.h.
  *
  * Everything here blocks, and nothing here touches a connection: the job

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* file-job.h: one file request of file-server, the part that blocks.
  *
  * file_job_run() resolves a client's path beneath the served root, opens the

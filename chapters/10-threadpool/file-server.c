@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* file-server: an epoll loop that serves files, reading them on a thread pool.
  *
  * epoll cannot wait for a regular file (epoll_ctl says EPERM, chapter 04): a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* latency-probe: how long does a small request take while a big one is read?
  *
  * Against file-server: asks for FAST a few times alone (the baseline), then

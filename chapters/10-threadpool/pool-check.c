@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pool-check: the pool's contract, checked one promise at a time.
  *
  * The loop thread here is main(): it submits jobs and waits in epoll_wait()

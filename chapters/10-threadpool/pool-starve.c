@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pool-starve: more blocking work than threads, and what it looks like.
  *
  * Jobs arrive every -r ms; each blocks for -m ms (a sleep standing in for a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pool.h: a fixed-size thread pool for blocking work, with completions handed
  * back to the event loop thread.
  *

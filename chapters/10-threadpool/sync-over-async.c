@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sync-over-async: a pool thread that blocks waiting for another job of the
  * same pool, and the loop thread that blocks waiting for its own callback.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* aio-test: the promises of cio.h, checked on the backend AIO_BACKEND picks.
  *
  *     make -C chapters/11-one-api

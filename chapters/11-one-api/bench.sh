@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # chapters/11-one-api/bench.sh: echo-aio on each backend side by side, with the hand-written
 # servers of chapters 04 (epoll) and 08 (io_uring) for reference: what the
 # one API costs.

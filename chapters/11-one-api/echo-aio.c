@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo-aio: one echo server, written once against aio.h, running on
  * io_uring, epoll, kqueue or IOCP.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* coro-cost: what a suspended task costs, stackless against stackful.
  *
  *     make -C chapters/12-state-machines

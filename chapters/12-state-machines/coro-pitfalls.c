@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* coro-pitfalls: the two rules stackless coroutines impose, broken on purpose.
  *
  *     make -C chapters/12-state-machines

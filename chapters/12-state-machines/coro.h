@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* coro.h: stackless coroutines in C, from a switch and __LINE__.
  *
  * The trick is Duff's device, as Simon Tatham's coroutines and Adam

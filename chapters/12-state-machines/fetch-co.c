@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fetch-co: fetch-sm again, with the state machines written by macros.
  *
  *     make -C chapters/12-state-machines

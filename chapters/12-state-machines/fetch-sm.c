@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fetch-sm: an async C# method rewritten in C the way the C# compiler
  * rewrites it, as a state machine, on an epoll loop.
  *

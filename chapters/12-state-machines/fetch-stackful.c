@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fetch-stackful: FetchUpperAsync once more, on a stackful coroutine.
  *
  *     make -C chapters/12-state-machines

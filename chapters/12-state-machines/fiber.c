@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fiber.c: stackful coroutines on ucontext (see fiber.h).
  *
  * Two tools need to be told when the stack changes under them:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fiber.h: stackful coroutines on ucontext (makecontext/swapcontext).
  *
  * A fiber has a stack of its own. fiber_suspend() saves the registers

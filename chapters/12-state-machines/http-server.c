@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* http-server: the tiny HTTP/1.0 server the fetch programs of chapter 12 talk to.
  *
  *     make -C chapters/12-state-machines

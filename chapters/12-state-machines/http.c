@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* http.c: URL, request and response helpers for chapter 12 (see http.h). */
 #include "http.h"
 

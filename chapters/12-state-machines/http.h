@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* http.h: the plain HTTP/1.0 pieces every fetch program of chapter 12 shares.
  *
  * Only what a GET over loopback needs: parse "http://127.0.0.1:PORT/path",

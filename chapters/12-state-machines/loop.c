@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* loop.c: the epoll loop of chapter 12 (see loop.h). */
 #include "loop.h"
 #include "net.h"

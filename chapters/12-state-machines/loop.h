@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* loop.h: the smallest epoll loop that can drive a state machine.
  *
  * A state machine that cannot go on (its socket said EAGAIN) arms one

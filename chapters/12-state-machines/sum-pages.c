@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sum-pages: run SumPagesAsync (sum-pages-sm.c) on the loop, with a ticking
  * timer beside it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sum-pages.h: what sum-pages.c (the program) and sum-pages-sm.c (the state
  * machine, the exercise) share. */
 #ifndef CH12_SUM_PAGES_H

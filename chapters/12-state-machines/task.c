@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* task.c: Task<T> for chapter 12 (see task.h). */
 #include "task.h"
 #include "net.h"

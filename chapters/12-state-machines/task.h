@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* task.h: Task<T> in C, the object an async function returns at once.
  *
  * The function runs until it would wait, and returns a task that is not

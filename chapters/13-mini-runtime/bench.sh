@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # chapters/13-mini-runtime/bench.sh: echo-rt against chapter 08's
 # hand-written io_uring server and a plain libuv server (echo-uv): what the
 # runtime (futures, tasks, a run queue, tokens) costs over raw completions.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo-uv: the echo server on libuv, as a reference for echo-rt's figures.
  *
  * libuv is the event loop under Node.js: a production loop, on epoll on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fetch-rt: HttpClient.GetStringAsync on the runtime. Fetches every URL
  * given, all at once (one task each, awaited together with when_all), or
  * one after another with -s; prints the status, the size and the time of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* http-req.c: see http-req.h. */
 #include "http-req.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* http-req.h: the little HTTP/1.1 that http-rt and fetch-rt need: find the
  * end of a head, parse a request line and its headers, check a path.
  * No allocation: everything points into the caller's buffer.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* http-rt: a small HTTP/1.1 static file server on the runtime.
  *
  * GET and HEAD; keep-alive (HTTP/1.1's default) with Content-Length on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pitfalls: the two classic ways to break an async runtime, measured, and
  * the runtime catching two more.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rt-test: the runtime's unit tests, one group per argument.
  *
  *     make -C chapters/13-mini-runtime

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench-check.sh: has a server become slower, compared with the others?
 #
 #   chapters/14-c10k/bench-check.sh [-m PERCENT] [-b BASELINE] [CSV]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench.sh: every echo server of the course side by side (servers.txt), the
 # same client (echo-load) against each, on this machine.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # c10k.sh: 10,000 concurrent connections on every echo server of the course,
 # and what each connection costs the server in memory.
 #

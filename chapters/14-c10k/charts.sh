@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # charts.sh: the chapter's SVG charts, from a bench.sh CSV and a c10k.sh CSV.
 #
 #   chapters/14-c10k/charts.sh [-b BENCH_CSV] [-m C10K_CSV] [-o DIR]

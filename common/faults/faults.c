@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* common/faults/faults.c: an LD_PRELOAD shim that makes socket I/O misbehave the
  * ways the kernel is allowed to: short reads, short writes, EINTR and EAGAIN.
  *

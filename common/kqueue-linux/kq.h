@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kq.h: the inside of common/kqueue-linux, shared by its files.
  *
  *   kqueue.c     kqueue(), kevent(): the registry of queues, applying changes

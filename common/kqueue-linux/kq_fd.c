@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kq_fd.c: EVFILT_READ and EVFILT_WRITE over epoll.
  *
  * In kqueue, reading and writing on one fd are two knotes, (fd, EVFILT_READ)

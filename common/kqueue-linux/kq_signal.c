@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kq_signal.c: EVFILT_SIGNAL on a signalfd per signal.
  *
  * BSD records every attempt to deliver the signal, even when its disposition

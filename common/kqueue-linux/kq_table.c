@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kq_table.c: finding knotes (see kq.h).
  *
  * READ and WRITE knotes hang off a slot indexed by their fd, as epoll's

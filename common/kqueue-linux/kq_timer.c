@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kq_timer.c: EVFILT_TIMER, every timer of a kqueue on one timerfd.
  *
  * BSD: data is the period, in milliseconds unless fflags says NOTE_SECONDS,

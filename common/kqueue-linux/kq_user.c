@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kq_user.c: EVFILT_USER on an eventfd per event.
  *
  * BSD: a user event is tied to nothing in the kernel. A change with

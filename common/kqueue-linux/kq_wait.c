@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kq_wait.c: the waiting half of kevent(): epoll_wait(), then each report
  * turned back into kevents under the kqueue's mutex.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kqueue.c: kqueue() and kevent() for Linux (see include/sys/event.h, kq.h).
  *
  * kqueue() returns an epoll fd, and the layer keeps its state (the knotes) in

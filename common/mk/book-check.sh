@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # book-check.sh [DIR]: check every link and image of the HTML book in DIR
 # (default build/book): a link or src inside the book must name a file that
 # exists and, with a #fragment, an id in that file; a link that leaves the

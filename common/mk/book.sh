@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # book.sh: build the book from the chapter READMEs and book/*.md, with pandoc:
 #
 #   build/book/index.html       the title page and the table of contents

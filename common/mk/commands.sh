@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # commands.sh [-v] [--list] [--serial] [README...]: run the command blocks that the
 # READMEs mark runnable, exactly as written, and compare their output with
 # the text where the text shows it.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # deps.sh: install the system packages the course needs.
 #
 # Debian/Ubuntu (apt) is the reference platform; Fedora (dnf) and macOS

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # diagrams.sh [--check]: the book's pictures, book/diagrams/*.dot, rendered to
 # SVG with Graphviz (dot -Tsvg) next to their sources.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # doctor.sh: say, in plain words, what this machine has and lacks for the course.
 set -uo pipefail
 top="$(cd "$(dirname "$0")/../.." && pwd)"

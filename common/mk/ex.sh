@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # ex.sh EX [IMPL]: build and test one exercise (yours by default), ending
 # with a one-line verdict.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # exercise-lib.sh: what ex.sh, hint.sh, progress.sh, watch.sh, reset.sh and
 # solution.sh share (sourced, never run).

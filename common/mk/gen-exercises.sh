@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # gen-exercises.sh SRC DST [EX...]: generate the learner's exercises.
 #
 # An exercise is a folder SRC/NN-slug/NAME/ (solutions/) with a Makefile, a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # gen-suite.sh [OUT]: write the shared echo suite's test files, one per server.
 #
 # Reads tests/suite/servers.txt (the servers, their kind, their declared

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # hint.sh EX: print the next graded hint of an exercise, and remember it.
 #
 # Hints are the "## Hint N" sections of the exercise's hints.md. Which ones

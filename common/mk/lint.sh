@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # lint.sh [--fix]: clang-format (check, or --fix to rewrite) and cppcheck over
 # the course's C files, and shellcheck over its shell (the scripts, the
 # tests' helper files and CI's, with the settings in .shellcheckrc).

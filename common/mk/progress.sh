@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # progress.sh: every exercise, chapter by chapter in the order of its
 # chapter's list, with its kind (write, fix, predict), its level (warm-up,
 # core, challenge) and where you are with it; then the next one to do.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # reset.sh EX: put one exercise back as shipped, keeping your copy.
 #
 # exercises/NN-slug/NAME/ becomes a fresh generation of that exercise (what

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # run-tests.sh [CH]: run the course's Bats tests and print one summary line.
 #
 #   run-tests.sh          common/, every chapter in order, then the meta tests

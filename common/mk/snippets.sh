@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # snippets.sh [--fix] [README...]: keep code excerpts in the READMEs identical
 # to the source files they come from.
 #

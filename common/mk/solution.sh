@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # solution.sh EX: show the reference for an exercise, once your copy passes.
 #
 # It runs the exercise's tests against your copy first (as make ex does, but

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # test-limits.sh: sourced by run-tests.sh before any test, server or
 # wineserver starts (everything started after inherits the limits). Raises

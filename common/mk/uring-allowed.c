@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uring-allowed.c: can this process use io_uring? Exit 0 yes, 77 no (why on stdout).
  *
  * It calls io_uring_setup(2) directly, without liburing, so it also answers on

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # watch.sh [EX]: test an exercise each time you save one of its files.
 #
 # Runs `make ex EX=...` (ex.sh) at once, then again after every save of a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # common/tools/bench-lib.bash: what the chapters' bench.sh scripts share.
 #
 #   source common/tools/bench-lib.bash

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo-client: send bytes to an echo server and print what comes back.
  *
  *     echo-client -p 8080 hello                  # prints "hello" (no newline is added)

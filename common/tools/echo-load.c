@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo-load: measure an echo server's throughput and latency, checking every byte.
  *
  *     echo-load -p 8080                       # 1 connection, 1000 ping-pong messages of 128 bytes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* load-hist.c: see load-hist.h. */
 #include "load-hist.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* load-hist.h: a latency histogram of fixed size, for echo-load.
  *
  * Storing every sample of a long run would take memory without bound (a

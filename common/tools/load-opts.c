@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* load-opts.c: echo-load's command line; see load-opts.h and echo-load --help. */
 #include "load-opts.h"
 #include "net.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* load-opts.h: echo-load's command line. */
 #ifndef COURSE_LOAD_OPTS_H
 #define COURSE_LOAD_OPTS_H

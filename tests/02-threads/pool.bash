@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/02-threads/pool.bash: scenarios of echo-pool's starvation and
 # shutdown that chapter.bats checks on the chapter's echo-pool, and the
 # exercise files (worker-pool, pool-stop) on theirs.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/06-kqueue/idle.bash: waiting for echo-kqueue to close an idle
 # client (its EVFILT_TIMER timeout), for chapter.bats and the exercise
 # files that test idle timeouts (idle-timer, kq-dispatch, lazy-timeout).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/07-io_uring-basics/uring.bash: what the chapter's test files share.
 #
 #   uring_setup_file     in setup_file(): is io_uring usable here? Sets URING_SKIP.

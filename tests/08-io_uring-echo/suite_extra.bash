@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/08-io_uring-echo/suite_extra.bash: cases written for chapter 08's
 # io_uring servers, in the shape of tests/helpers/echo_suite.bash (they use
 # its suite_start, suite_stop_clean, require_strace and calls_of), for any server

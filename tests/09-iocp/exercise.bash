@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/09-iocp/exercise.bash: the set-up the exercise files of chapter 09
 # share (accept-repost, op-reference, post-send, iocp-dispatch): a
 # wineserver for the file's tests (wine.bash), and the exercise's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/10-threadpool/exercise.bash: the set-up the exercise files of chapter
 # 10 share (done-on-worker, handoff, pool-shutdown, pool-submit). Each
 # exercise builds its own file-server and pool-check from its copy of the

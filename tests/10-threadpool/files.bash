@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/10-threadpool/files.bash: a served root and a client vocabulary for
 # file-server, shared by chapter.bats and the exercise files (whose own
 # set-up is in exercise.bash).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/11-one-api/exercise.bash: what the exercise files of chapter 11
 # share (ready-eagain, short-send, pooled-eagain): each builds echo-aio and
 # aio-test from its copy of the library, and is tested on epoll, through

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/12-state-machines/exercise.bash: what the exercise files of chapter
 # 12 share: the chapter's http-server, which every exercise's client
 # fetches from (no exercise changes it), and the check that a

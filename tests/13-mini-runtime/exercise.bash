@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/13-mini-runtime/exercise.bash: what the exercise files of chapter
 # 13 share (cancel-token, late-continuation, timer-cancel, when-any,
 # cancel-losers). Each exercise builds its own rt-test, http-rt and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/common/units.bash: running the C unit tests of common/ (common.bats)
 # and of common/kqueue-linux (kqueue-linux.bats, kqueue-linux-valgrind.bats).
 # A file sets UNITS, the folder under common/ whose tests/ it runs:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/helpers/common.bash: what every test file of the course loads first.
 #
 #   load ../helpers/common

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/helpers/echo_suite.bash: the behaviour every echo server must show.
 #
 #   load ../helpers/common

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/helpers/wine.bash: run the course's Windows programs (chapters 09, 11) under Wine.
 #
 #   load ../helpers/common

@@ -38,8 +38,8 @@ $drift"
     run grep -c 'EXERCISE' "$c"
     assert_output 0
     run grep -n 'TODO(' "$c"
-    assert_line '8:        TODO("print a greeting for who");'
-    assert_line '15:    TODO("call greet for the world");'
+    assert_line '9:        TODO("print a greeting for who");'
+    assert_line '16:    TODO("call greet for the world");'
     refute_output --partial 'printf("hello'
     # everything else is copied as it is
     cmp "$FIXTURE/01-demo/greet/hints.md" "$BATS_TEST_TMPDIR/out/01-demo/greet/hints.md"
@@ -53,7 +53,7 @@ $drift"
         "$BATS_TEST_TMPDIR/out/01-demo/greet/greet.c"
     run "$BATS_TEST_TMPDIR/greet"
     assert_equal "$status" 99
-    assert_output --regexp 'TODO at .*greet\.c:15: call greet for the world'
+    assert_output --regexp 'TODO at .*greet\.c:16: call greet for the world'
 }
 
 broken_fixture() { # broken_fixture SED-EXPRESSION: a fixture copy with one edit, in $BROKEN

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cio.c: the part of the library every backend shares: choosing the
  * backend, the rules of submit and cancel, the queue of completions whose
  * callbacks are due, the trace, a list of timeouts for backends whose

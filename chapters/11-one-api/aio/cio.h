@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cio.h: one completion-style API over io_uring, epoll, kqueue and IOCP.
  *
  * cio ("completion I/O") is the course's library in chapters/11-one-api/aio/.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cio_epoll.c: the epoll backend (Linux 2.6.28+): readiness, turned into
  * completions by ready.c.
  *

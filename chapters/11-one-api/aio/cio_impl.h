@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cio_impl.h: what the parts of the library share, and the backend table.
  *
  * One file per backend (cio_uring.c, cio_epoll.c, cio_kqueue.c, cio_iocp.c,

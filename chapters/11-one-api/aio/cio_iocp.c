@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cio_iocp.c: the IOCP backend (Windows Vista+; built with mingw-w64 and
  * run under Wine by the tests): native completions, as in chapter 09.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cio_kqueue.c: the kqueue backend: readiness, turned into completions by
  * ready.c, as in cio_epoll.c. Native on FreeBSD and macOS; on Linux through
  * common/kqueue-linux (which maps it onto epoll and timerfds).

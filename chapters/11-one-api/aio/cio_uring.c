@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cio_uring.c: the io_uring backend (Linux 5.6+, through liburing): native
  * completions.
  *

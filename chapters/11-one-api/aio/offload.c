@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* offload.c: file reads for the readiness backends, on chapter 10's pool.
  *
  * epoll refuses a regular file outright (epoll_ctl: EPERM, chapter 04) and

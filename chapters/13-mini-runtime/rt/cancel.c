@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cancel.c: cancellation tokens (.NET's CancellationTokenSource).
  *
  * A token keeps a list of registrations: each operation in flight under it

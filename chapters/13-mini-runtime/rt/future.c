@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* future.c: futures, the runtime's Task without the code.
  *
  * A future is a result that is not there yet, plus the continuations that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* io.c: sockets, as futures over chapter 11's cio operations.
  *
  * Each call allocates an rt_io (a future with a cio_op inside), submits the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* loop.c: the runtime itself: the run queue, the loop, shutdown.
  *
  * One turn of the loop:

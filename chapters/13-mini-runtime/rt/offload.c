@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* offload.c: blocking work on chapter 10's thread pool.
  *
  * rt_run_blocking(fn) is Task.Run: fn runs on a pool thread; its return

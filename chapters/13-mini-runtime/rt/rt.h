@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rt.h: the mini async runtime of chapter 13.
  *
  * What .NET gives a C# program with Task, await, the ThreadPool and

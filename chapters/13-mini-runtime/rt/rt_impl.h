@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rt_impl.h: what the runtime's modules share (see rt.h for the API).
  *
  *   loop.c     struct rt, the run queue, rt_block_on/rt_run, shutdown signals

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* task.c: tasks, coroutines whose frame is a struct.
  *
  * A task is a future (its result) and a step function (chapter 12's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timer.c: timers in a binary min-heap, and rt_delay (Task.Delay).
  *
  * The heap is an array where slot i's children are 2i+1 and 2i+2 and no

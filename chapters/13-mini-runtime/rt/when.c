@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* when.c: combinators, Task.WhenAll and Task.WhenAny.
  *
  * A combinator is a future that watches others: it hangs one continuation

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kq_check.h: what the unit tests of common/kqueue-linux share.
  *
  * The checks are common/check.h's (CHECK_RUN() reports one test); here are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-kq-contract.c: the rules kqueue(2) states once for every filter,
  * checked filter by filter.
  *

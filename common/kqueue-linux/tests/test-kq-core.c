@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-kq-core.c: kevent()'s own rules, with every filter out of the way.
  *
  *   make -C common/kqueue-linux && build/common/kqueue-linux/tests/test-kq-core

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-kq-fd.c: EVFILT_READ and EVFILT_WRITE on sockets.
  *
  *   make -C common/kqueue-linux && build/common/kqueue-linux/tests/test-kq-fd

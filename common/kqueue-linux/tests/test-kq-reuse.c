@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-kq-reuse.c: a new fd that gets the number of an old one reports its
  * own data.
  *

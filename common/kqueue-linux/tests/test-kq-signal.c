@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-kq-signal.c: EVFILT_SIGNAL.
  *
  *   make -C common/kqueue-linux && build/common/kqueue-linux/tests/test-kq-signal

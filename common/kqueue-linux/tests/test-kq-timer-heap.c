@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-kq-timer-heap.c: many EVFILT_TIMERs on one kqueue.
  *
  *   make -C common/kqueue-linux && build/common/kqueue-linux/tests/test-kq-timer-heap

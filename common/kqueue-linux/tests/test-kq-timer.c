@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-kq-timer.c: EVFILT_TIMER.
  *
  *   make -C common/kqueue-linux && build/common/kqueue-linux/tests/test-kq-timer

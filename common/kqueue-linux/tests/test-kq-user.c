@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-kq-user.c: EVFILT_USER.
  *
  *   make -C common/kqueue-linux && build/common/kqueue-linux/tests/test-kq-user

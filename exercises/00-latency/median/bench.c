@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* chapters/00-latency/bench.c: medians, timed batches and the random generator.
  *
  * Every figure `latency` prints goes through bench_batch_ns() or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* blocking-cat: copy files to standard output with blocking read() and write().
  *
  * The simplest I/O a program does: ask the kernel for bytes and wait until it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo-blocking: an echo server that serves one client at a time.
  *
  * Every call here blocks: accept() sleeps until a client connects, read()

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stop-race: the race between a stop flag and a blocking call, made to hit
  * every time, and the two ways to close it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo-pool: an echo server with a fixed pool of worker threads.
  *
  * The main thread accepts connections and pushes them into a bounded queue

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo-threads: an echo server with one thread per connection.
  *
  * Each accepted client gets its own thread, which runs the plain blocking

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* conn-queue.c: see conn-queue.h. */
 #include "todo.h"
 #include "conn-queue.h"

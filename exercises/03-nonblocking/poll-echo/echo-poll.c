@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo-poll (exercise poll-echo): the write path of a poll() echo server.
  *
  * This is chapters/03-nonblocking/echo-poll.c with conn.c folded in, so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo-select: a single-threaded echo server built on select().
  *
  * The same server as echo-poll.c, on the older call (4.2BSD, 1983). select()

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* conn.h: one client of echo-epoll-lt, and what epoll hands back for it.
  *
  * epoll gives every registered fd one word of our own, epoll_event.data,

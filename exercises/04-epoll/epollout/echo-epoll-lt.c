@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo-epoll-lt (exercise epollout): the EPOLLOUT path of an epoll echo server.
  *
  * This is chapters/04-epoll/echo-epoll-lt.c with conn.c folded in and only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo-epoll-lt: a single-threaded echo server on level-triggered epoll.
  *
  * The loop of chapter 03's echo-poll, with the question asked differently:

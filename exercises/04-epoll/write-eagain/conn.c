@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* conn.c: what echo-epoll-lt does with a connection epoll reported (see conn.h).
  *
  * Every socket is non-blocking: a call either does some work or fails at

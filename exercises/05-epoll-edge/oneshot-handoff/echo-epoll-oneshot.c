@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo-epoll-oneshot: worker threads sharing one epoll, with EPOLLONESHOT.
  *
  * N threads (-w N) all sit in epoll_wait() on the same epoll instance, and

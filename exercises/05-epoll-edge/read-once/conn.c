@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* conn.c: what this chapter's servers do with a connection (see conn.h).
  *
  * Chapter 04's conn.c, evolved for EPOLLET. What changed:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uring-probe: what io_uring can do on this machine, in plain words.
  *
  * io_uring grows with every kernel release, and containers often forbid it

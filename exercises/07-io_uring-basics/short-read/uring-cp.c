@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uring-cp: copy a file with io_uring, many requests in flight.
  *
  * cp with a queue depth. The file is cut into blocks; up to DEPTH of them are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* basic-conn.c: what echo-uring-basic does when a request of a connection
  * completes. This is the whole echo protocol, as a state machine driven by
  * completions (see the diagram in basic.h):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* chapters/09-iocp/conn.c: one echo connection on a completion port.
  *
  * A connection alternates between two operations: a WSARecv into its

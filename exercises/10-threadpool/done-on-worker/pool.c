@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pool.c: the pool's threads and its submit queue. See pool.h.
  *
  * One mutex and one condition variable, as in chapter 02's conn-queue: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* handoff.c: finished jobs go back to the loop thread. See pool.h.
  *
  * A pool thread that finished a job must not call its done callback itself:

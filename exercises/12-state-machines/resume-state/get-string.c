@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* get-string.c: HttpClient.GetStringAsync(url), as the C# compiler would
  * write it, by hand.
  *

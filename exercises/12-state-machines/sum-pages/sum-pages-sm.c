@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sum-pages-sm.c: SumPagesAsync, hand-transformed into a state machine.
  *
  * The method (C#):

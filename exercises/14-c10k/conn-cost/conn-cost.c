@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* conn-cost: what does an idle connection cost a server? Your prediction
  * first, then what the chapter's c10k.sh measured (exercise 14-c10k/conn-cost).
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # chapters/14-c10k/lib.bash: what bench.sh, c10k.sh and bench-check.sh share:
 # the table of servers (servers.txt), building them, leaving out the ones
 # this machine cannot run, and the machine's description for the CSVs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* solutions/00-latency/chase/chase.c: build the random cycle that pointer chasing walks.
  *
  * `latency` times a RAM access by following a chain of pointers through a big

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* median-check: the promises of bench_median() (chapters/00-latency/bench.c),
  * checked one by one, and what they are for: bench_batch_ns() keeps the
  * median of its runs, so one slow run must not move a figure.

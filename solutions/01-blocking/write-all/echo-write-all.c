@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo-write-all: the blocking echo server of chapter 01, with its own write_all().
  *
  * This is chapters/01-blocking/echo-blocking.c with the echo going through

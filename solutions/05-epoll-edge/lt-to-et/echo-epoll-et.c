@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo-epoll-et (exercise lt-to-et): a level-triggered server, converted to EPOLLET.
  *
  * This is chapter 04's echo-epoll-lt in one file, with the mechanical part

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uring-cp (exercise): copy a file with io_uring, DEPTH blocks in flight.
  *
  * The chapter's uring-cp in one file, without its options for linked

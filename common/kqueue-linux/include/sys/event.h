@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* <sys/event.h> for Linux: kqueue(2) and kevent(2) over epoll, timerfd,
  * signalfd and eventfd (common/kqueue-linux).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ready.c: the readiness-to-completion adapter, shared by the epoll, kqueue
  * and poll backends.
  *
