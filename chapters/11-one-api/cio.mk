@@ -27,4 +27,4 @@ $(cio_out)/pool/%.o: $(POOL_DIR)/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $(patsubst $(abspath $(CIO_DIR)/../..)/%,%,$<)")
 	$(Q)$(CC) $(CFLAGS_BASE) $(CFLAGS) -I$(abspath $(CIO_DIR)/../../common) -MMD -MP -c -o $@ $<
--include $(wildcard $(cio_out)/pool/*.d)
+# (their .d files, in $(OUT)/pool/, are included by prog.mk)

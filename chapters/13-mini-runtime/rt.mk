@@ -27,4 +27,4 @@ $(rt_out)/aio/%.o: $(RT_CIO_DIR)/aio/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $(patsubst $(abspath $(RT_DIR)/../..)/%,%,$<)")
 	$(Q)$(CC) $(CFLAGS_BASE) $(CFLAGS) -I$(abspath $(RT_DIR)/../../common) -MMD -MP -c -o $@ $<
--include $(wildcard $(rt_out)/aio/*.d $(rt_out)/rt/*.d)
+# (their .d files, in $(OUT)/aio/ and $(OUT)/rt/, are included by prog.mk)
