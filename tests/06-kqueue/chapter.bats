@@ -189,6 +189,34 @@ setup() {
     done
 }
 
+# The stop race of chapter 01, in kqueue's terms: SIGINT and SIGTERM are
+# ignored, and an ignored signal that no EVFILT_SIGNAL watches yet is gone.
+# strace makes the moment after the port line long: the fcntl() calls that
+# follow it each wait 0.3 s, so a SIGTERM sent then always arrives before
+# the loop's first kevent(). It stops the server only if EVFILT_SIGNAL was
+# registered before the port was printed.
+@test "echo-kqueue: a SIGTERM sent the moment the port is printed stops it, however late it reaches its loop" {
+    local child i
+    [ "$(uname -s)" = Linux ] || skip "slows the server's system calls with strace"
+    require_strace
+    server_start strace -f -qq -o /dev/null -e trace=fcntl -e inject=fcntl:delay_enter=300000 \
+        "$(chapter_bin echo-kqueue)" -p 0
+    child=$(pgrep -P "$SERVER_PID" | head -n 1)
+    [ -n "$child" ] || fail "no server process under strace"
+    kill -TERM "$child"
+    for ((i = 0; i < 60; i++)); do
+        kill -0 "$SERVER_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill -9 "$child" 2>/dev/null || true
+        server_stop 0
+        fail "still running 6 s after a SIGTERM sent as the port was printed: it came before EVFILT_SIGNAL was registered, and an ignored signal that nothing watches is gone"
+    fi
+    server_stop 0
+    assert_equal "$SERVER_STATUS" 0
+}
+
 @test "echo-kqueue: bad arguments print usage on stderr and exit 2; -h exits 0" {
     local bin args
     bin="$(chapter_bin echo-kqueue)"

@@ -1,7 +1,8 @@
-# test-long: regenerates every exercise and runs each one's tests untouched (about 30 s)
+# test-long: regenerates every exercise and runs each one's tests untouched (about 3 minutes)
 # test-serial: it builds every exercise and runs their tests, a whole run's worth of load
 # The exercise machinery: exercises/ is generated from solutions/ and must not
-# drift; the generator must do exactly what DESIGN §4 says; and every exercise,
+# drift; the generator must do exactly what its header (common/mk/gen-exercises.sh)
+# and CONTRIBUTING.md's "Adding an exercise" say; and every exercise,
 # as shipped, must fail its tests for the right reason: the program stopped
 # at TODO (exit 99), not a crash, a hang or a compile error.
 load ../helpers/common
