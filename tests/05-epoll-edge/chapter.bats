@@ -187,16 +187,14 @@ stat_line() {
 }
 
 @test "echo-epoll-et: each socket is registered once and never modified: no EPOLL_CTL_MOD, even when a slow reader fills its socket" {
-    local trace="$BATS_TEST_TMPDIR/ctl.log" in="$BATS_TEST_TMPDIR/big" child
+    local trace="$BATS_TEST_TMPDIR/ctl.log" in="$BATS_TEST_TMPDIR/big"
     require_strace
     ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" server_start strace -f -qq -e trace=epoll_ctl -o "$trace" "${SERVER_CMD[@]}" -p 0
     payload "$in" $((16 * 1024 * 1024))
     CLIENT_TIMEOUT=60 run_client -p "$PORT" --chunk 1M --read-delay 2 <"$in" >"$in.out" ||
         server_gone "echo-client failed (status $?)"
     cmp -s "$in" "$in.out" || fail "echoed bytes differ"
-    child=$(pgrep -P "$SERVER_PID" | head -n 1)
-    kill -TERM "$child"
-    server_stop 0
+    traced_stop
     ! grep -q 'EPOLL_CTL_MOD' "$trace" || fail "EPOLL_CTL_MOD calls seen:
 $(grep 'EPOLL_CTL_MOD' "$trace" | head -n 5)"
     grep -q 'EPOLL_CTL_ADD.*EPOLLIN|EPOLLOUT|EPOLLET' "$trace" ||

@@ -98,7 +98,7 @@ setup() {
 
 @test "echo-dotnet-async: strace shows each socket added once, EPOLLIN|EPOLLOUT|EPOLLET, no EPOLLRDHUP, never modified" {
     require_strace
-    local trace="$BATS_TEST_TMPDIR/epoll_ctl" fds=() fd i child adds others
+    local trace="$BATS_TEST_TMPDIR/epoll_ctl" fds=() fd i adds others
     server_start strace -f -qq -e trace=epoll_ctl -o "$trace" "$(chapter_bin echo-dotnet-async)" -p 0
     # 5 clients that wait between messages, so that each receive must wait in epoll
     for ((i = 0; i < 5; i++)); do
@@ -110,10 +110,7 @@ setup() {
         for fd in "${fds[@]}"; do expect_echo "$fd" "message $i"; done
     done
     for fd in "${fds[@]}"; do exec {fd}>&-; done
-    child=$(pgrep -P "$SERVER_PID" | head -n 1)
-    [ -n "$child" ] || fail "no traced server process under strace (pid $SERVER_PID)"
-    kill -TERM "$child"
-    server_stop 0
+    traced_stop
     [ "$SERVER_STATUS" -eq 0 ] || fail "expected exit status 0 after SIGTERM, got $SERVER_STATUS"
     echo "# $(grep -m 2 EPOLL_CTL_ADD "$trace" | sed 's/^[0-9]* *//' | paste -sd ' ' -)" >&3
     adds=$(grep -c 'EPOLL_CTL_ADD, [0-9]*, {events=EPOLLIN|EPOLLOUT|EPOLLET, ' "$trace")
@@ -127,15 +124,12 @@ $(grep 'epoll_ctl(' "$trace" | grep -v 'EPOLL_CTL_ADD, [0-9]*, {events=EPOLLIN|E
 
 @test "echo-dotnet-async: strace -f -c, one ping-pong connection: one send per message, at most two receives, and what else it costs" {
     require_strace
-    local trace="$BATS_TEST_TMPDIR/strace-c" msgs=1000 child recvs sends waits yields futexes
+    local trace="$BATS_TEST_TMPDIR/strace-c" msgs=1000 recvs sends waits yields futexes
     server_start strace -f -c -o "$trace" "$(chapter_bin echo-dotnet-async)" -p 0
     run timeout 120 "$(tool_bin echo-load)" -p "$PORT" -c 1 -n "$msgs" -l 128
     assert_success
     assert_output --partial "errors 0"
-    child=$(pgrep -P "$SERVER_PID" | head -n 1)
-    [ -n "$child" ] || fail "no traced server process under strace (pid $SERVER_PID)"
-    kill -TERM "$child"
-    server_stop 0
+    traced_stop
     [ "$SERVER_STATUS" -eq 0 ] || fail "expected exit status 0 after SIGTERM, got $SERVER_STATUS"
     recvs=$(calls_of "$trace" recvfrom recvmsg read)
     sends=$(calls_of "$trace" sendto sendmsg)

@@ -69,14 +69,12 @@ worker_events() {
 }
 
 @test "echo-epoll-oneshot: every socket is added with EPOLLONESHOT and re-armed with EPOLL_CTL_MOD, about once per message" {
-    local trace="$BATS_TEST_TMPDIR/ctl.log" child mods
+    local trace="$BATS_TEST_TMPDIR/ctl.log" mods
     require_strace
     ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" server_start strace -f -qq -e trace=epoll_ctl -o "$trace" "${SERVER_CMD[@]}" -p 0
     run timeout 60 "$(tool_bin echo-load)" -p "$PORT" -c 5 -n 100 -l 128
     assert_success
-    child=$(pgrep -P "$SERVER_PID" | head -n 1)
-    kill -TERM "$child"
-    server_stop 0
+    traced_stop
     grep -q 'EPOLL_CTL_ADD.*EPOLLIN|EPOLLONESHOT' "$trace" ||
         fail "no EPOLL_CTL_ADD with EPOLLIN|EPOLLONESHOT: $(head -n 10 "$trace")"
     mods=$(grep -c 'EPOLL_CTL_MOD.*EPOLLONESHOT' "$trace" || true)

@@ -196,22 +196,21 @@ setup() {
 # the loop's first kevent(). It stops the server only if EVFILT_SIGNAL was
 # registered before the port was printed.
 @test "echo-kqueue: a SIGTERM sent the moment the port is printed stops it, however late it reaches its loop" {
-    local child i
+    local i
     [ "$(uname -s)" = Linux ] || skip "slows the server's system calls with strace"
     require_strace
     # (LeakSanitizer cannot check a process that strace traces: a sanitized
     # build keeps its leak check for the tests without strace)
     server_start strace -f -qq -o /dev/null -e trace=fcntl -e inject=fcntl:delay_enter=300000 \
         env ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" "$(chapter_bin echo-kqueue)" -p 0
-    child=$(pgrep -P "$SERVER_PID" | head -n 1)
-    [ -n "$child" ] || fail "no server process under strace"
-    kill -TERM "$child"
+    traced_child
+    kill -TERM "$TRACED_PID"
     for ((i = 0; i < 60; i++)); do
         kill -0 "$SERVER_PID" 2>/dev/null || break
         sleep 0.1
     done
     if kill -0 "$SERVER_PID" 2>/dev/null; then
-        kill -9 "$child" 2>/dev/null || true
+        kill -9 "$TRACED_PID" 2>/dev/null || true
         server_stop 0
         fail "still running 6 s after a SIGTERM sent as the port was printed: it came before EVFILT_SIGNAL was registered, and an ignored signal that nothing watches is gone"
     fi

@@ -57,7 +57,7 @@ setup() {
 # at accept and when it fires; a busy client makes no timer calls at all. One
 # that re-arms on every read makes one per message.
 @test "lazy-timeout: 100 echoes on one connection cost (almost) no timer system calls" {
-    local c i trace="$BATS_TEST_TMPDIR/strace.log" calls child
+    local c i trace="$BATS_TEST_TMPDIR/strace.log" calls
     [ "$(uname -s)" = Linux ] || skip "counts the Linux layer's timerfd_settime() calls"
     require_strace
     server_start strace -f -qq -e trace=timerfd_settime -o "$trace" "${SERVER_CMD[@]}" -p 0 -t 30
@@ -72,9 +72,7 @@ setup() {
     calls=$(($(grep -c 'timerfd_settime(' "$trace" || true) - before))
     echo "# timerfd_settime() calls during 100 echoes: $calls" >&3
     exec {c}>&-
-    child=$(pgrep -P "$SERVER_PID" | head -n 1)
-    [ -n "$child" ] && kill -TERM "$child"
-    server_stop 0
+    traced_stop
     [ "$calls" -lt 10 ] ||
         fail "$calls timerfd_settime() calls for 100 echoes: the timer is touched on every read (expected fewer than 10)"
 }

@@ -48,17 +48,14 @@ suite_short_sends() {
 # messages, for start-up and the "listening on" line), and io_uring_enter()
 # may be called at most MAX_ENTERS_PER_100 times per 100 messages.
 suite_uring_syscalls() {
-    local max="$1" trace="$BATS_TEST_TMPDIR/strace-c" msgs=10000 child enters rw
+    local max="$1" trace="$BATS_TEST_TMPDIR/strace-c" msgs=10000 enters rw
     require_strace
     # LeakSanitizer cannot work under ptrace: no leak check in a sanitizer build here
     ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" server_start strace -f -c -o "$trace" "${SERVER_CMD[@]}" -p 0
     run timeout 120 "$(tool_bin echo-load)" -p "$PORT" -c 50 -n 200 -l 128
     assert_success
     assert_output --partial "errors 0"
-    child=$(pgrep -P "$SERVER_PID" | head -n 1)
-    [ -n "$child" ] || fail "no traced server process under strace (pid $SERVER_PID)"
-    kill -TERM "$child"
-    server_stop 0
+    traced_stop
     [ "$SERVER_STATUS" -eq 0 ] || fail "expected exit status 0 after SIGTERM, got $SERVER_STATUS
 --- stderr ---
 $(cat "$SERVER_ERR")"

@@ -217,6 +217,24 @@ server_stop() {
         fail "valgrind found errors in the server (exit status 97):$(course_valgrind_log)"
 }
 
+# A server started as `strace ... PROGRAM` is two processes: strace, whose
+# pid is $SERVER_PID, and the program it traces, its child. A signal meant
+# for the server goes to the child: strace, sent SIGTERM itself, would
+# detach and leave the server running.
+# traced_child: TRACED_PID is the traced server (fails if there is none).
+traced_child() {
+    TRACED_PID=$(pgrep -P "$SERVER_PID" | head -n 1)
+    [ -n "$TRACED_PID" ] || fail "no traced server process under strace (pid $SERVER_PID)"
+}
+
+# traced_stop [SIG]: SIG (TERM) to the traced server, then wait for strace
+# to exit with it, as server_stop does; its status is in $SERVER_STATUS.
+traced_stop() {
+    traced_child
+    kill -"${1:-TERM}" "$TRACED_PID"
+    server_stop 0
+}
+
 # course_note_exit STATUS WHAT: the course's own meta tests run exercises as
 # shipped and need to know why they failed: TODO (exit 99) is the right
 # reason, a crash is a course bug. COURSE_EXIT_LOG collects crashes.

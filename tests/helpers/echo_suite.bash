@@ -335,13 +335,7 @@ suite_syscalls_idle() {
     after=$(wc -l <"$trace.log")
     expect_echo "$a" pong
     exec {a}>&-
-    # strace does not pass SIGTERM on to the program it runs: signal the
-    # program itself; strace then exits with the program's exit status.
-    local child
-    child=$(pgrep -P "$SERVER_PID" | head -n 1)
-    [ -n "$child" ] || fail "no traced server process under strace (pid $SERVER_PID)"
-    kill -TERM "$child"
-    server_stop 0
+    traced_stop
     [ "$SERVER_STATUS" -eq 0 ] || fail "expected exit status 0 after SIGTERM, got $SERVER_STATUS
 --- stderr ---
 $(cat "$SERVER_ERR")"
@@ -398,17 +392,14 @@ calls_of() {
 # each message may cost at most 3 reads and writes together (one of each is
 # the ideal; recv/send and friends count too).
 suite_syscalls_per_message() {
-    local want="$1" trace="$BATS_TEST_TMPDIR/strace-c" msgs=5000 child waits polls rw
+    local want="$1" trace="$BATS_TEST_TMPDIR/strace-c" msgs=5000 waits polls rw
     require_strace
     # LeakSanitizer cannot work under ptrace: no leak check in a sanitizer build here
     ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" server_start strace -f -c -o "$trace" "${SERVER_CMD[@]}" -p 0
     run timeout 120 "$(tool_bin echo-load)" -p "$PORT" -c 10 -n 500 -l 128
     assert_success
     assert_output --partial "errors 0"
-    child=$(pgrep -P "$SERVER_PID" | head -n 1)
-    [ -n "$child" ] || fail "no traced server process under strace (pid $SERVER_PID)"
-    kill -TERM "$child"
-    server_stop 0
+    traced_stop
     [ "$SERVER_STATUS" -eq 0 ] || fail "expected exit status 0 after SIGTERM, got $SERVER_STATUS
 --- stderr ---
 $(cat "$SERVER_ERR")"
@@ -612,17 +603,14 @@ suite_emfile_recovers_any_order() {
 # 3, plus a few reads at each connection's EOF, which the shared case's
 # bound of exactly 3 does not leave room for.
 suite_syscalls_per_message_at_most() {
-    local want="$1" per="$2" trace="$BATS_TEST_TMPDIR/strace-c" msgs=5000 child waits polls rw
+    local want="$1" per="$2" trace="$BATS_TEST_TMPDIR/strace-c" msgs=5000 waits polls rw
     require_strace
     # LeakSanitizer cannot work under ptrace: no leak check in a sanitizer build here
     ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" server_start strace -f -c -o "$trace" "${SERVER_CMD[@]}" -p 0
     run timeout 120 "$(tool_bin echo-load)" -p "$PORT" -c 10 -n 500 -l 128
     assert_success
     assert_output --partial "errors 0"
-    child=$(pgrep -P "$SERVER_PID" | head -n 1)
-    [ -n "$child" ] || fail "no traced server process under strace (pid $SERVER_PID)"
-    kill -TERM "$child"
-    server_stop 0
+    traced_stop
     [ "$SERVER_STATUS" -eq 0 ] || fail "expected exit status 0 after SIGTERM, got $SERVER_STATUS
 --- stderr ---
 $(cat "$SERVER_ERR")"
