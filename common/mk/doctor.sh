@@ -36,6 +36,7 @@ have wine64 "runs the IOCP chapter" test -x /usr/lib/wine/wine64 -o -x /usr/bin/
 have pandoc "make book" command -v pandoc
 have graphviz "book diagrams" command -v dot
 have chromium "checks the book in a browser" command -v chromium
+have epubcheck "checks the book's EPUB" command -v epubcheck
 have curl "HTTP tests (13)" command -v curl
 have wrk "HTTP load test (13)" command -v wrk
 have libuv "the libuv reference server (13)" test -f /usr/include/uv.h
