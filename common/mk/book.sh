@@ -13,6 +13,7 @@
 # book. Pictures: book/diagrams/*.dot, rendered to SVG first when Graphviz
 # is installed (common/mk/diagrams.sh), and each chapter's charts
 # (chapters/NN-slug/figures/*.svg, committed with the figures they show).
+# The EPUB gets copies of its SVGs without their DOCTYPE (book/epub-svg.lua).
 #
 # Environment: BOOK_OUT (default build/book), BOOK_SOURCE_URL (where links to
 # source files go, e.g. https://example.org/course/blob/main; default: a
@@ -163,8 +164,12 @@ for i in "${!srcs[@]}"; do
     fi
     jsons+=("$tmp/$i.json")
 done
+# The SVG pictures go in as copies without their DOCTYPE, which EPUB 3
+# forbids (book/epub-svg.lua): any .svg the pages show, from any folder.
+mkdir -p "$tmp/epub-svg" || exit 1
 if ! pandoc --from json --to epub3 --toc --toc-depth=2 --epub-chapter-level=1 \
     --css book/epub.css -M "title=$book_title" -M lang=en -M "date=$(date +%Y-%m-%d)" \
+    --lua-filter book/epub-svg.lua -M "book-epub-media=$tmp/epub-svg" \
     -o "$out/course.epub" "${jsons[@]}" 2>>"$warnings"; then
     cat "$warnings" >&2
     echo "book: pandoc failed on the EPUB" >&2
