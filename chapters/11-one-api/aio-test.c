@@ -40,7 +40,7 @@
 #include <string.h>
 
 #ifdef _WIN32
-typedef SOCKET sock; /* cio.h brought in chapter 09's win.h, and with it Winsock */
+typedef SOCKET sock; /* cio.h brought in common/win/win.h, and with it Winsock */
 #define SHUT_WR SD_SEND
 #else
 #include "net.h"

@@ -70,7 +70,7 @@
 #include <stdint.h>
 
 #ifdef _WIN32
-#include "win.h"          /* chapter 09's Windows helpers: winsock2.h before windows.h */
+#include "win.h"          /* common/win/: winsock2.h before windows.h */
 typedef uintptr_t cio_fd; /* a SOCKET or a file HANDLE */
 #else
 typedef int cio_fd;

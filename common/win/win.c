@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* chapters/09-iocp/win.c: see win.h. */
+/* common/win/win.c: see win.h. */
 #include "win.h"
 
 #include <ctype.h>

@@ -1,12 +1,18 @@
-# chapters/09-iocp/mingw.mk: build Windows programs with mingw-w64.
+# common/win/mingw.mk: build Windows programs with mingw-w64.
 #
 # The course's prog.mk builds with the native gcc and links common/libcourse.a,
 # which is POSIX code: a Windows program cannot use either. A Makefile that
 # builds Windows programs lists them and includes this file instead:
 #
 #     EXES := echo-iocp iocp-read          # each built from NAME.c
-#     echo-iocp_SRCS := conn.c win.c       # extra sources: this folder first, then chapters/09-iocp
-#     include ../../chapters/09-iocp/mingw.mk
+#     echo-iocp_SRCS := conn.c win.c       # extra sources
+#     SRC_DIRS := ../../chapters/09-iocp   # optional: more folders to take sources from
+#     include ../../common/win/mingw.mk
+#
+# A source (NAME.c or one of _SRCS) is looked for in this folder, then in
+# each folder of SRC_DIRS in turn (as in prog.mk), then here in common/win/
+# (win.c, the Windows twin of common/net.c); each of those folders is on
+# the include path too, so win.h is found wherever the program is.
 #
 # Programs go to build/<the folder's path>/NAME.exe. Without the cross
 # compiler the build says so and succeeds, so `make` of the whole course
@@ -15,16 +21,17 @@
 # SAN=...: mingw-w64 has no AddressSanitizer or UBSan runtime, so the
 # sanitizer flags are left out here: a SAN build gets the plain .exe.
 
-IOCP_DIR := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
-include $(IOCP_DIR)/../../common/mk/config.mk
+WIN_DIR := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+include $(WIN_DIR)/../mk/config.mk
 
 MINGW_CC ?= x86_64-w64-mingw32-gcc
 HERE := $(abspath $(CURDIR))
 REL := $(patsubst $(TOP)/%,%,$(HERE))
 OUT := $(BUILD)/$(REL)
+WIN_SRC_DIRS := $(HERE) $(abspath $(SRC_DIRS)) $(WIN_DIR)
 
 NOT_FOR_MINGW := -fsanitize=% -fno-sanitize-recover=% -fno-omit-frame-pointer
-WIN_CFLAGS := $(filter-out $(NOT_FOR_MINGW),$(CFLAGS_BASE)) -I$(HERE) -I$(IOCP_DIR) -I$(TOP)/common
+WIN_CFLAGS := $(filter-out $(NOT_FOR_MINGW),$(CFLAGS_BASE)) $(addprefix -I,$(WIN_SRC_DIRS)) -I$(TOP)/common
 WIN_LDFLAGS := $(filter-out $(NOT_FOR_MINGW),$(LDFLAGS_BASE))
 WIN_LDLIBS := -lws2_32 -lmswsock
 ifneq ($(filter exercises/%,$(REL)),)
@@ -33,8 +40,7 @@ WIN_CFLAGS += -Wno-unused-variable -Wno-unused-parameter -Wno-unused-but-set-var
               -Wno-unused-function -Wno-unused-label -Wno-return-type
 endif
 
-# A source named in _SRCS is looked for here first, then in chapters/09-iocp.
-vpath %.c $(HERE) $(IOCP_DIR)
+vpath %.c $(WIN_SRC_DIRS)
 
 .DEFAULT_GOAL := all
 .PHONY: all clean where
@@ -64,7 +70,7 @@ $(OUT)/%.o: %.c
 	@$(if $(Q),echo "  CC      $(patsubst $(TOP)/%,%,$<) (mingw-w64)")
 	$(Q)$(MINGW_CC) $(WIN_CFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
--include $(wildcard $(OUT)/*.d $(OUT)/*/*.d)
+include $(WIN_DIR)/../mk/deps.mk
 endif
 
 # `make test` inside the chapter folder runs the chapter's tests, as prog.mk does.
