@@ -4,7 +4,8 @@
 # link the library.
 #
 # The readiness backends read files on chapter 10's thread pool: its pool.c
-# and handoff.c are compiled from chapters/10-threadpool into pool/ here.
+# and handoff.c are compiled from chapters/10-threadpool, which goes on
+# SRC_DIRS (prog.mk) after this chapter's folder.
 
 .DEFAULT_GOAL := all # not the first rule of an included .d file
 
@@ -12,19 +13,11 @@ CIO_DIR := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 POOL_DIR := $(abspath $(CIO_DIR)/../10-threadpool)
 
 CIO_SRCS := aio/cio.c aio/ready.c aio/offload.c aio/cio_epoll.c aio/cio_kqueue.c aio/cio_uring.c aio/cio_poll.c \
-            pool/pool.c pool/handoff.c
-override CFLAGS += -I$(CIO_DIR) -I$(POOL_DIR)
+            pool.c handoff.c
+SRC_DIRS += $(CIO_DIR) $(POOL_DIR)
 
 $(foreach p,$(CIO_PROGS),$(eval $(p)_SRCS += $(CIO_SRCS)))
 $(foreach p,$(CIO_PROGS),$(eval $(p)_LDLIBS += -luring -pthread))
 
 KQUEUE_PROGS += $(CIO_PROGS)
 include $(CIO_DIR)/../../common/kqueue-linux/kqueue.mk
-
-# pool/*.o from chapters/10-threadpool (prog.mk's own rules look in this folder)
-cio_out = $(BUILD)/$(patsubst $(abspath $(CIO_DIR)/../..)/%,%,$(abspath $(CURDIR)))
-$(cio_out)/pool/%.o: $(POOL_DIR)/%.c
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  CC      $(patsubst $(abspath $(CIO_DIR)/../..)/%,%,$<)")
-	$(Q)$(CC) $(CFLAGS_BASE) $(CFLAGS) -I$(abspath $(CIO_DIR)/../../common) -MMD -MP -c -o $@ $<
-# (their .d files, in $(OUT)/pool/, are included by prog.mk)

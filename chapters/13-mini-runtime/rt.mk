@@ -15,16 +15,9 @@ RT_CIO_DIR := $(abspath $(RT_DIR)/../11-one-api)
 RT_CORO_DIR := $(abspath $(RT_DIR)/../12-state-machines)
 
 RT_SRCS := rt/loop.c rt/future.c rt/task.c rt/timer.c rt/when.c rt/cancel.c rt/io.c rt/offload.c
+SRC_DIRS += $(RT_DIR)
 override CFLAGS += -I$(RT_DIR)/rt -I$(RT_CORO_DIR)
 
 CIO_PROGS := $(RT_PROGS)
 include $(RT_CIO_DIR)/cio.mk
 $(foreach p,$(RT_PROGS),$(eval $(p)_SRCS += $(RT_SRCS)))
-
-# aio/*.o from chapters/11-one-api (cio.mk builds pool/*.o the same way)
-rt_out = $(BUILD)/$(patsubst $(abspath $(RT_DIR)/../..)/%,%,$(abspath $(CURDIR)))
-$(rt_out)/aio/%.o: $(RT_CIO_DIR)/aio/%.c
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  CC      $(patsubst $(abspath $(RT_DIR)/../..)/%,%,$<)")
-	$(Q)$(CC) $(CFLAGS_BASE) $(CFLAGS) -I$(abspath $(RT_DIR)/../../common) -MMD -MP -c -o $@ $<
-# (their .d files, in $(OUT)/aio/ and $(OUT)/rt/, are included by prog.mk)

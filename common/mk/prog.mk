@@ -12,14 +12,22 @@
 # Every program links common/ (net, buf; uring-why on Linux) and can include its
 # headers: "net.h", "buf.h", "clock.h", "list.h", "todo.h"...
 #
-# A solution or exercise that holds only the file the learner writes takes the
-# chapter's other files from the chapter folder:
+# Sources come from this folder and, after it, from each folder of SRC_DIRS
+# in turn: a file present here wins over another folder's copy of the same
+# name. A solution or exercise that holds only the file the learner writes
+# takes the chapter's other files from the chapter folder:
 #
 #     PROGS := file-server
 #     file-server_SRCS := pool.c loop.c     # pool.c here, loop.c from the chapter
-#     SRC_FROM := ../../../chapters/10-threadpool
+#     SRC_DIRS := ../../../chapters/10-threadpool
 #
-# A file present in this folder wins over the chapter's copy of the same name.
+# and a library built from an earlier chapter's files (chapter 11's cio.mk,
+# chapter 13's rt.mk) adds that chapter's folder the same way, before this
+# file is included. A name with a folder (cio/ready.c) is looked for under
+# each folder (DIR/cio/ready.c) and built into the same subfolder of the
+# output. Every folder of SRC_DIRS is on the include path, as this one is.
+# SRC_FROM := DIR, one folder, is the older spelling of the same thing: it
+# goes first in SRC_DIRS.
 
 include $(dir $(lastword $(MAKEFILE_LIST)))config.mk
 include $(TOP)/common/mk/common-lib.mk
@@ -28,11 +36,11 @@ HERE := $(abspath $(CURDIR))
 REL := $(patsubst $(TOP)/%,%,$(HERE))
 OUT := $(BUILD)/$(REL)
 
-CFLAGS_DIR := $(CFLAGS_BASE) -I$(HERE) -I$(TOP)/common
-ifneq ($(SRC_FROM),)
-SRC_FROM_ABS := $(abspath $(SRC_FROM))
-CFLAGS_DIR += -I$(SRC_FROM_ABS)
-endif
+# this folder, then SRC_FROM and SRC_DIRS, each once, in that order
+prog__uniq = $(if $(1),$(firstword $(1)) $(call prog__uniq,$(filter-out $(firstword $(1)),$(1))))
+SRC_DIRS_ABS := $(call prog__uniq,$(HERE) $(abspath $(SRC_FROM) $(SRC_DIRS)))
+
+CFLAGS_DIR := $(CFLAGS_BASE) $(addprefix -I,$(SRC_DIRS_ABS)) -I$(TOP)/common
 # An exercise as shipped has TODO() where the learner's code goes, so the
 # variables that code would use look unused: that is expected, not a warning.
 ifneq ($(filter exercises/%,$(REL)),)
@@ -57,36 +65,21 @@ $(OUT)/$(1): $(OUT)/$(1).o $(addprefix $(OUT)/,$($(1)_SRCS:.c=.o)) $(COMMON_LIB)
 endef
 $(foreach p,$(PROGS),$(eval $(call prog_rule,$(p))))
 
-$(OUT)/%.o: $(HERE)/%.c
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  CC      $(patsubst $(TOP)/%,%,$<)")
-	$(Q)$(CC) $(CFLAGS_DIR) $(CFLAGS) -MMD -MP -c -o $@ $<
-
-ifneq ($(SRC_FROM),)
-$(OUT)/%.o: $(SRC_FROM_ABS)/%.c
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  CC      $(patsubst $(TOP)/%,%,$<)")
-	$(Q)$(CC) $(CFLAGS_DIR) $(CFLAGS) -MMD -MP -c -o $@ $<
-endif
+# One pattern rule per source folder, in SRC_DIRS_ABS's order: of the rules
+# whose source exists, make takes the first, so this folder's file wins.
+define src_dir_rule
+$(OUT)/%.o: $(1)/%.c
+	@mkdir -p $$(@D)
+	@$$(if $$(Q),echo "  CC      $$(patsubst $$(TOP)/%,%,$$<)")
+	$$(Q)$$(CC) $$(CFLAGS_DIR) $$(CFLAGS) -MMD -MP -c -o $$@ $$<
+endef
+$(foreach d,$(SRC_DIRS_ABS),$(eval $(call src_dir_rule,$(d))))
 
 clean:
 	rm -rf $(OUT)
 
-# Every object's header dependencies, those of sources in subfolders
-# (aio/cio_kqueue.c -> $(OUT)/aio/cio_kqueue.d) included: without them an
-# object built from a subfolder is not rebuilt when a header it uses changes,
-# and links against a struct of the old layout.
-# A .d whose source is gone (moved or deleted since the last build, as a
-# git pull may do) would stop make with "No rule to make target": it is
-# dropped, with its object, which is then built from where its source is now.
-DEP_FILES := $(wildcard $(OUT)/*.d $(OUT)/*/*.d)
-ifneq ($(DEP_FILES),)
-$(shell for d in $(DEP_FILES); do \
-    s=$$(awk 'NR == 1 { sub(/^[^:]*:[ \t]*/, ""); if ($$1 != "" && $$1 != "\\") { print $$1; exit } } \
-              NR == 2 { print $$1; exit }' "$$d"); \
-    [ -z "$$s" ] || [ -e "$$s" ] || rm -f "$$d" "$${d%.d}.o"; done)
-endif
--include $(wildcard $(OUT)/*.d $(OUT)/*/*.d)
+# Every object's header dependencies (.d files), stale ones dropped.
+include $(TOP)/common/mk/deps.mk
 
 # `make test` inside a chapter folder runs that chapter's tests (its
 # programs and its exercises' solutions) through the top-level runner.
