@@ -98,8 +98,8 @@ solution: ## show an exercise's reference once your copy passes its tests (FORCE
 exercises: ## regenerate exercises/ from solutions/
 	$(Q)$(RUN) $(SCRIPTS)/gen-exercises.sh solutions exercises
 
-suite: ## regenerate tests/NN-slug/suite-*.bats (the shared echo suite) from tests/suite/
-	$(Q)$(RUN) $(SCRIPTS)/gen-suite.sh
+suite: ## link tests/NN-slug/suite-*.bats (the shared echo suite) for every server of common/servers.txt
+	$(Q)$(RUN) $(SCRIPTS)/suite.sh
 
 snippets: ## rewrite the code excerpts in the READMEs from the source files
 	$(Q)$(RUN) $(SCRIPTS)/snippets.sh --fix

@@ -25,18 +25,8 @@ cd "$top"
 source common/tools/bench-lib.bash
 bench_args "50 500" "50 500" "$@"
 
-make -s -C common >/dev/null
-for ch in 03-nonblocking 04-epoll 05-epoll-edge 06-kqueue; do
-    make -s -C "chapters/$ch" QUIET_WHERE=1 >/dev/null
-done
-b=build/chapters
-
 bench_init
-
-BENCH_NAMES=(echo-poll echo-epoll-lt echo-epoll-et "echo-epoll-oneshot -w 2" "echo-epoll-reuseport -w 2" echo-kqueue)
-BENCH_CMDS=("$b/03-nonblocking/echo-poll" "$b/04-epoll/echo-epoll-lt" "$b/05-epoll-edge/echo-epoll-et"
-    "$b/05-epoll-edge/echo-epoll-oneshot -w 2" "$b/05-epoll-edge/echo-epoll-reuseport -w 2"
-    "$b/06-kqueue/echo-kqueue")
+bench_servers echo-poll echo-epoll-lt echo-epoll-et echo-epoll-oneshot echo-epoll-reuseport echo-kqueue
 
 bench_header "$runs" "$secs"
 bench_table "$conns" "$runs" "$secs"

@@ -29,14 +29,6 @@ bench_args "1 50 500" "1 50 500" "$@"
 make -s -C common >/dev/null
 make -s -C chapters/08-io_uring-echo QUIET_WHERE=1 >/dev/null
 ch08=build/chapters/08-io_uring-echo
-if [ -f chapters/04-epoll/Makefile ] && make -s -C chapters/04-epoll QUIET_WHERE=1 >/dev/null 2>&1 &&
-    [ -x build/chapters/04-epoll/echo-epoll-lt ]; then
-    epoll=build/chapters/04-epoll/echo-epoll-lt
-else
-    make -s -C chapters/03-nonblocking QUIET_WHERE=1 >/dev/null
-    epoll=build/chapters/03-nonblocking/echo-poll
-    echo "(chapter 04's echo-epoll-lt is not there: comparing with chapter 03's echo-poll)"
-fi
 if ! "$ch08/echo-uring" -K >/dev/null; then
     "$ch08/echo-uring" -K || true
     echo "bench.sh: this machine cannot run the io_uring servers" >&2
@@ -44,11 +36,11 @@ if ! "$ch08/echo-uring" -K >/dev/null; then
 fi
 
 bench_init
-
-# A server is its path and arguments; echo-uring -D runs without deferred
-# task work, to show what IORING_SETUP_DEFER_TASKRUN changes.
-BENCH_NAMES=("$(basename "$epoll")" echo-uring-basic echo-uring "echo-uring -D" echo-uring-sqpoll)
-BENCH_CMDS=("$epoll" "$ch08/echo-uring-basic" "$ch08/echo-uring" "$ch08/echo-uring -D" "$ch08/echo-uring-sqpoll")
+bench_servers echo-epoll-lt echo-uring-basic echo-uring echo-uring-sqpoll
+# and echo-uring -D, without deferred task work, to show what
+# IORING_SETUP_DEFER_TASKRUN changes
+BENCH_NAMES=("${BENCH_NAMES[@]:0:3}" "echo-uring -D" "${BENCH_NAMES[@]:3}")
+BENCH_CMDS=("${BENCH_CMDS[@]:0:3}" "$ch08/echo-uring -D" "${BENCH_CMDS[@]:3}")
 
 bench_header "$runs" "$secs"
 bench_table "$conns" "$runs" "$secs"

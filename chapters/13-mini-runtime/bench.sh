@@ -21,27 +21,8 @@ cd "$top"
 source common/tools/bench-lib.bash
 bench_args "50 500" 50 "$@"
 
-make -s -C common >/dev/null
-for ch in 04-epoll 08-io_uring-echo 13-mini-runtime; do
-    make -s -C "chapters/$ch" QUIET_WHERE=1 >/dev/null
-done
-b=build/chapters
-
 bench_init
-
-BENCH_NAMES=() BENCH_CMDS=()
-add() { BENCH_NAMES+=("$1") BENCH_CMDS+=("$2"); }
-uring=0
-RT_BACKEND=uring "$b/13-mini-runtime/rt-test" probe >/dev/null 2>&1 && uring=1
-[ "$uring" = 1 ] && add "echo-rt (uring)" "env RT_BACKEND=uring $b/13-mini-runtime/echo-rt"
-add "echo-rt (epoll)" "env RT_BACKEND=epoll $b/13-mini-runtime/echo-rt"
-[ "$uring" = 1 ] && add "echo-uring (ch 08)" "$b/08-io_uring-echo/echo-uring"
-if [ -x "$b/13-mini-runtime/echo-uv" ]; then
-    add "echo-uv (libuv $(pkg-config --modversion libuv 2>/dev/null || echo '?'))" "$b/13-mini-runtime/echo-uv"
-else
-    echo "(no echo-uv: install libuv1-dev, or run make deps, then make)" >&2
-fi
-add "echo-epoll-lt (ch 04)" "$b/04-epoll/echo-epoll-lt"
+bench_servers echo-rt-uring echo-rt-epoll echo-uring echo-uv echo-epoll-lt
 
 bench_header "$runs" "$secs"
 bench_table "$conns" "$runs" "$secs"

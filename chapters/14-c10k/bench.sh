@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# bench.sh: every echo server of the course side by side (servers.txt), the
-# same client (echo-load) against each, on this machine.
+# bench.sh: every echo server of the course side by side (each "bench:"
+# server of common/servers.txt), the same client (echo-load) against each,
+# on this machine.
 #
 #   chapters/14-c10k/bench.sh [-f] [-s NAMES] [-c "1 50 500"] [-k "50"] [-r RUNS] [-d SECONDS]
 #                             [-o FILE | -A FILE]
@@ -19,13 +20,13 @@
 #              and 4 KiB messages at each count of -k (default "50";
 #              -k none for no 4 KiB point)
 #   quick      (default) 1 run of 1 s per point, then system calls per
-#              message: 1 min 36 s for the 17 servers on a 2-core VM
+#              message: 1 min 36 s for 17 servers on a 2-core VM
 #   -f         (or BENCH=full) 3 runs of 3 s per point (-r, -d change them),
 #              then the CPU time per message over 50 x 4,000 messages
 #              (bench_cpu), then system calls: many times longer
-#   -s NAMES   only these servers, comma-separated: a whole name from
-#              servers.txt ("echo-epoll-oneshot -w 2") or its first word
-#              ("echo-aio": every backend)
+#   -s NAMES   only these servers, comma-separated: a name from
+#              common/servers.txt ("echo-epoll-oneshot"), or the start of
+#              names that no server has ("echo-aio": every backend)
 #   -o FILE    the CSV (default build/bench/bench-DATE.csv; $BENCH_OUT
 #              instead of build/bench)
 #   -A FILE    add this run's rows to FILE, a CSV of an earlier run, as its

@@ -6,7 +6,7 @@
 #   chapters/14-c10k/c10k.sh [-n CONNS] [-s NAMES] [-T STEP|none] [-o FILE]
 #   make c10k
 #
-# For each server of servers.txt (or those -s names, as in bench.sh):
+# For each server bench.sh measures (or those -s names, as in bench.sh):
 #   1. start it on port 0 and let one client echo once (lazy set-up done);
 #   2. note its resident memory (VmRSS), split by where it lives in
 #      /proc/PID/smaps: the malloc heap ([heap]), anonymous mappings (other

@@ -71,8 +71,8 @@ todo_log="$tmp/todo.log"
 mkdir -p "$tmp/own" "$tmp/suite"
 COURSE_TODO_LOG="$todo_log" IMPL="$impl" bats "${jobs[@]}" --report-formatter tap --output "$tmp/own" "$top/tests/$ch/$name.bats"
 status=$?
-# An echo server's exercise also faces the shared echo suite (generated from
-# tests/suite/servers.txt into tests/$ch/suite-$name.bats): once its own
+# An echo server's exercise also faces the shared echo suite (listed in
+# common/servers.txt into tests/$ch/suite-$name.bats): once its own
 # tests pass, so that a stop at TODO is reported once, not by every case.
 suite="$top/tests/$ch/suite-$name.bats"
 if [ "$status" -eq 0 ] && [ -f "$suite" ]; then

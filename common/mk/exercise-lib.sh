@@ -334,8 +334,8 @@ exercise_test() {
     [ -f "$top/tests/$ch/$name.bats" ] || { echo "no tests/$ch/$name.bats" >>"$log"; return 1; }
     : >"$log.tap"
     for f in "$top/tests/$ch/$name.bats" "$top/tests/$ch/suite-$name.bats"; do
-        # an echo server's exercise also runs the shared echo suite (generated
-        # from tests/suite/servers.txt), once its own tests pass
+        # an echo server's exercise also runs the shared echo suite (listed
+        # in common/servers.txt), once its own tests pass
         [ -f "$f" ] || continue
         IMPL="$impl" bats --tap "$f" >"$log.part" 2>&1
         local st=$?

@@ -18,6 +18,9 @@
 #                         machine itself, or runs make in the shared tree)
 #   load ../helpers/wine  one at a time (the Wine files share one prefix),
 #                         in a pass of their own beside the others
+# The shared echo suite's links (suite-NAME.bats, see common/servers.txt)
+# count as Wine files for a KIND win32 server, and suite-NAME.faults.bats
+# as long.
 # JOBS=1 runs every file in the usual order, one at a time, output live.
 #
 # Environment: COURSE_TESTS (a folder holding tests/ instead of the
@@ -46,7 +49,7 @@ JOBS="${JOBS:-$(($(nproc 2>/dev/null || echo 1) * 2))}"
 case "$JOBS" in '' | *[!0-9]* | 0) echo "JOBS=$JOBS: a number of test files to run at once, 1 or more" >&2; exit 2 ;; esac
 
 dirs=() only="*"
-if [ "$ch" = suite ]; then # the generated files (tests/suite/ holds their sources)
+if [ "$ch" = suite ]; then # the links to tests/suite/echo.cases
     for d in tests/[0-9][0-9]-*/; do [ -d "$d" ] && dirs+=("${d%/}"); done
     only="suite-*.bats"
 elif [ -z "$ch" ]; then
@@ -66,9 +69,15 @@ if [ "$JOBS" -gt 1 ] && ! command -v parallel >/dev/null; then
     JOBS=1
 fi
 
-marked() { head -n 20 "$1" | grep -q "^# test-$2:"; }
+. "$top/common/tools/servers.bash"
+marked() { # marked FILE long|serial
+    head -n 20 "$1" | grep -q "^# test-$2:" || [[ "$2$1" == long*/suite-*.faults.bats ]]
+}
 # a load line inside a test (a fixture the test writes) does not count
-is_wine() { awk '/^@test / { exit } /^load \.\.\/helpers\/wine/ { w = 1; exit } END { exit !w }' "$1"; }
+is_wine() {
+    awk '/^@test / { exit } /^load \.\.\/helpers\/wine/ { w = 1; exit } END { exit !w }' "$1" ||
+        { [[ "$1" == */suite-*.bats ]] && n="${1##*/suite-}" && server_load "${n%.bats}" && [ "$SRV_KIND" = win32 ]; }
+}
 files=() normal=() wine=() serial=() left_out=()
 for d in "${dirs[@]}"; do
     list=("$d/chapter.bats") # first

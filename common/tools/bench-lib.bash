@@ -4,8 +4,8 @@
 #   source common/tools/bench-lib.bash
 #   bench_args "50 500" 50 "$@"      # -r -d -c -q -h: sets runs, secs, conns, quick
 #   bench_init                       # scratch folder, cleanup trap, CPU pinning
-#   BENCH_NAMES=(echo-epoll-lt "echo-epoll-oneshot -w 2")
-#   BENCH_CMDS=(build/.../echo-epoll-lt "build/.../echo-epoll-oneshot -w 2")
+#   bench_servers echo-epoll-lt echo-aio-uring   # from common/servers.txt:
+#                                    # builds them, sets BENCH_NAMES, BENCH_CMDS
 #   bench_header RUNS SECONDS
 #   bench_table "50 500" RUNS SECONDS   # requests/s and p99, median and range
 #   bench_cpu 50 4000 RUNS              # the server's CPU time per message (/proc)
@@ -16,6 +16,9 @@
 # SIGTERM; echo-load drives it with 128-byte messages, one in flight per
 # connection, and checks every byte. With 2 or more CPUs the server runs on
 # CPU 1 and echo-load on CPU 0 (taskset), so they do not take turns on one.
+
+# shellcheck source=common/tools/servers.bash
+. "$(dirname "${BASH_SOURCE[0]}")/servers.bash"
 
 BENCH_LOAD=build/common/tools/echo-load
 BENCH_PID=""
@@ -47,6 +50,37 @@ bench_args() {
     done
     [[ "$conns" =~ ^[1-9][0-9]*( [1-9][0-9]*)*$ ]] ||
         { echo "bench.sh: -c takes connection counts separated by spaces, not '$conns'" >&2; exit 2; }
+}
+
+# bench_servers NAME...: these servers of common/servers.txt, built, as
+# BENCH_NAMES and BENCH_CMDS (the environment that picks a backend, the
+# program, and its "bench:" arguments where it has them, else its suite
+# ones). A server this machine cannot run is left out, saying why: io_uring
+# refused (chapter 08's echo-uring -K says why), or not built here
+# (echo-uv without libuv1-dev, a C# server without the .NET SDK). An
+# unknown NAME exits 2.
+bench_servers() {
+    local name args uring=unknown why
+    BENCH_NAMES=() BENCH_CMDS=()
+    make -s -C common >/dev/null
+    for name in "$@"; do
+        server_load "$name" && [[ "$SRV_PROG" == chapter:* ]] ||
+            { echo "bench.sh: no chapter server '$name' in common/servers.txt" >&2; exit 2; }
+        make -s -C "chapters/$SRV_CHAPTER" QUIET_WHERE=1 >/dev/null
+        if [ "$SRV_KIND" = uring ] && [ "$uring" = unknown ]; then
+            make -s -C chapters/08-io_uring-echo QUIET_WHERE=1 >/dev/null
+            uring=yes
+            why=$(build/chapters/08-io_uring-echo/echo-uring -K 2>&1) ||
+                { uring=no && echo "(io_uring servers left out: $why)"; }
+        fi
+        [ "$SRV_KIND" != uring ] || [ "$uring" = yes ] || continue
+        local bin="build/chapters/$SRV_CHAPTER/${SRV_PROG#chapter:}"
+        [ -x "$bin" ] || { echo "($name left out: $bin is not built here; make doctor says what is missing)"; continue; }
+        args=("${SRV_ARGS[@]}")
+        [ "$SRV_BENCH" = 0 ] || args=("${SRV_BENCH_ARGS[@]}")
+        BENCH_NAMES+=("$name")
+        BENCH_CMDS+=("${SRV_ENV[*]:+env ${SRV_ENV[*]} }$bin${args[*]:+ ${args[*]}}")
+    done
 }
 
 bench_init() {

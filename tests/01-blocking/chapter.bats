@@ -98,8 +98,8 @@ setup() {
 
 # The shared echo suite's cases (binary data, 16 MiB, 200 clients, resets,
 # half-close, never-reading client, fd limit, fd growth, idle connections,
-# SIGTERM, faults) run from suite-echo-blocking.bats, generated from
-# tests/suite/servers.txt by make suite. What follows is echo-blocking's own.
+# SIGTERM, faults) run from suite-echo-blocking.bats, listed in
+# common/servers.txt by make suite. What follows is echo-blocking's own.
 
 # ---- echo-blocking: what blocking means ------------------------------------------
 

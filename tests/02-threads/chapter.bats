@@ -41,8 +41,8 @@ stop_with_stuck_writer() {
 
 # The shared echo suite's cases (binary data, 16 MiB, 200 clients, resets,
 # half-close, never-reading client, fd limit, fd growth, idle connections,
-# SIGTERM, faults) run from suite-echo-threads.bats, generated from
-# tests/suite/servers.txt by make suite. What follows is echo-threads's own.
+# SIGTERM, faults) run from suite-echo-threads.bats, listed in
+# common/servers.txt by make suite. What follows is echo-threads's own.
 
 # --- echo-threads: what a thread per connection buys ------------------------
 
@@ -177,8 +177,8 @@ $output"
 
 # The shared echo suite's cases (binary data, 16 MiB, 200 clients, resets,
 # half-close, never-reading client, fd limit, fd growth, idle connections,
-# SIGTERM, faults) run from suite-echo-pool.bats, generated from
-# tests/suite/servers.txt by make suite. What follows is echo-pool's own.
+# SIGTERM, faults) run from suite-echo-pool.bats, listed in
+# common/servers.txt by make suite. What follows is echo-pool's own.
 
 # --- echo-pool: a fixed pool starves ---------------------------------------
 

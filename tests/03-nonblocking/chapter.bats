@@ -44,7 +44,7 @@ load ../helpers/echo_suite
 # The shared echo suite's cases (binary data, 16 MiB, 200 clients, resets,
 # half-close, never-reading client, fd limit, fd growth, idle connections,
 # SIGTERM, faults) run from suite-echo-select.bats and suite-echo-poll.bats,
-# generated from tests/suite/servers.txt by make suite. What follows is this
+# listed in common/servers.txt by make suite. What follows is this
 # chapter's own.
 
 # ---- one thread, many clients ----------------------------------------------

@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # Exercise 03-nonblocking/poll-echo: the write path of a poll() echo server.
 # Runs against $IMPL (solutions by default; `make ex` uses exercises).
-# The shared echo suite's cases run from suite-poll-echo.bats (generated from
-# tests/suite/servers.txt), which `make ex` runs once these pass.
+# The shared echo suite's cases run from suite-poll-echo.bats (listed in
+# common/servers.txt), which `make ex` runs once these pass.
 
 load ../helpers/common
 load ../helpers/echo_suite

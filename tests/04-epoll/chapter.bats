@@ -91,8 +91,8 @@ setup() {
 
 # The shared echo suite's cases (binary data, 16 MiB, 200 clients, resets,
 # half-close, never-reading client, fd limit, fd growth, idle connections,
-# SIGTERM, faults) run from suite-echo-epoll-lt.bats, generated from
-# tests/suite/servers.txt by make suite. What follows is echo-epoll-lt's own.
+# SIGTERM, faults) run from suite-echo-epoll-lt.bats, listed in
+# common/servers.txt by make suite. What follows is echo-epoll-lt's own.
 
 @test "echo-epoll-lt: SIGINT, like SIGTERM, reaches the loop through the signalfd and exits 0" {
     local a

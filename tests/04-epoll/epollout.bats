@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # Exercise 04-epoll/epollout: the EPOLLOUT path of a level-triggered epoll echo server.
 # Runs against $IMPL (solutions by default; `make ex` uses exercises).
-# The shared echo suite's cases run from suite-epollout.bats (generated from
-# tests/suite/servers.txt), which `make ex` runs once these pass.
+# The shared echo suite's cases run from suite-epollout.bats (listed in
+# common/servers.txt), which `make ex` runs once these pass.
 
 load ../helpers/common
 load ../helpers/echo_suite

@@ -89,8 +89,8 @@ stat_line() {
 
 # The shared echo suite's cases (binary data, 16 MiB, 200 clients, resets,
 # half-close, never-reading client, fd limit, fd growth, idle connections,
-# SIGTERM, faults) run from suite-echo-epoll-et.bats, generated from
-# tests/suite/servers.txt by make suite. What follows is echo-epoll-et's own.
+# SIGTERM, faults) run from suite-echo-epoll-et.bats, listed in
+# common/servers.txt by make suite. What follows is echo-epoll-et's own.
 
 @test "echo-epoll-et: client B is served while client A is connected and idle" {
     suite_serves_while_idle

@@ -17,8 +17,8 @@ thread_accepts() {
 
 # The shared echo suite's cases (binary data, 16 MiB, 200 clients, resets,
 # half-close, never-reading client, fd limit, fd growth, idle connections,
-# SIGTERM, faults) run from suite-echo-epoll-reuseport.bats, generated from
-# tests/suite/servers.txt by make suite. What follows is echo-epoll-reuseport's own.
+# SIGTERM, faults) run from suite-echo-epoll-reuseport.bats, listed in
+# common/servers.txt by make suite. What follows is echo-epoll-reuseport's own.
 
 @test "echo-epoll-reuseport: client B is served while client A is connected and idle" {
     suite_serves_while_idle

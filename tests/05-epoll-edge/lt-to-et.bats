@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # Exercise 05-epoll-edge/lt-to-et: the drain loops of an edge-triggered epoll
 # echo server. Runs against $IMPL (solutions by default; `make ex` uses exercises).
-# The shared echo suite's cases run from suite-lt-to-et.bats (generated from
-# tests/suite/servers.txt), which `make ex` runs once these pass.
+# The shared echo suite's cases run from suite-lt-to-et.bats (listed in
+# common/servers.txt), which `make ex` runs once these pass.
 
 load ../helpers/common
 load ../helpers/echo_suite

@@ -91,8 +91,8 @@ basic() {
 
 # The shared echo suite's cases (binary data, 16 MiB, 200 clients, resets,
 # half-close, never-reading client, fd limit, fd growth, idle connections,
-# SIGTERM, faults) run from suite-echo-uring-basic.bats, generated from
-# tests/suite/servers.txt by make suite. What follows is echo-uring-basic's own.
+# SIGTERM, faults) run from suite-echo-uring-basic.bats, listed in
+# common/servers.txt by make suite. What follows is echo-uring-basic's own.
 
 @test "echo-uring-basic: short sends (tiny SO_SNDBUF, slow reader) are completed, in order" {
     basic

@@ -21,8 +21,8 @@ setup() {
 
 # The shared echo suite's cases (binary data, 16 MiB, 200 clients, resets,
 # half-close, never-reading client, fd limit, fd growth, idle connections,
-# SIGTERM, faults) run from suite-echo-uring-sqpoll.bats, generated from
-# tests/suite/servers.txt by make suite. What follows is echo-uring-sqpoll's own.
+# SIGTERM, faults) run from suite-echo-uring-sqpoll.bats, listed in
+# common/servers.txt by make suite. What follows is echo-uring-sqpoll's own.
 
 @test "echo-uring-sqpoll: short sends (tiny SO_SNDBUF, slow reader) are completed, in order" {
     suite_short_sends -s 262144 -B 64

@@ -2,8 +2,8 @@
 # Exercise 08-io_uring-echo/uring-dispatch: what echo-uring-basic does when a
 # recv or a send completes. Runs against $IMPL (solutions by default; `make
 # ex` uses exercises).
-# The shared echo suite's cases run from suite-uring-dispatch.bats (generated from
-# tests/suite/servers.txt), which `make ex` runs once these pass.
+# The shared echo suite's cases run from suite-uring-dispatch.bats (listed in
+# common/servers.txt), which `make ex` runs once these pass.
 
 load ../helpers/common
 load ../helpers/echo_suite

@@ -121,7 +121,7 @@ $out"
 #
 # The shared echo suite's cases (binary data, 16 MiB, 200 clients, resets,
 # half-close, never-reading client, idle connections, SIGINT) run from
-# suite-echo-iocp.bats, generated from tests/suite/servers.txt by make suite,
+# suite-echo-iocp.bats, listed in common/servers.txt by make suite,
 # under Wine like these. What follows is echo-iocp's own.
 
 @test "echo-iocp: SIGINT (Ctrl-C under Wine) with clients connected exits 0, every connection freed" {
@@ -213,7 +213,7 @@ serve_with_workers() {
 }
 
 # The shared suite skips its fd-limit and fd-count cases for the Windows
-# servers (tests/suite/servers.txt), saying that under Wine a socket's
+# servers (common/servers.txt), saying that under Wine a socket's
 # descriptor lives in wineserver, not in the server. This shows it: under
 # `ulimit -n 64`, 100 connections are held open and each one echoes, and
 # the server's own descriptor count does not grow with them.

@@ -12,10 +12,10 @@
 # Wine), checking the exit status is 0. Extra server arguments go after the
 # command in SERVER_CMD.
 #
-# The core cases run for every echo server from generated files,
-# tests/NN-slug/suite-NAME.bats: list a server in tests/suite/servers.txt
-# and run `make suite` (CONTRIBUTING.md, "Adding a test"). suite_case and
-# suite_faults_for, at the end, are for those files.
+# The core cases run for every echo server of common/servers.txt from
+# tests/suite/echo.cases, through a link tests/NN-slug/suite-NAME.bats: list
+# a server in the table and run `make suite` (CONTRIBUTING.md, "Adding a
+# test"). The functions at the end are for that file.
 
 # shellcheck disable=SC2154 # output, status and stderr are set by bats' run
 
@@ -830,17 +830,76 @@ suite_many_idle() {
 }
 
 # ---------------------------------------------------------------------------
-# The generated suite files (tests/NN-slug/suite-NAME.bats, see
-# tests/suite/servers.txt) call these.
+# The suite's links (tests/NN-slug/suite-NAME.bats -> tests/suite/echo.cases,
+# see common/servers.txt) call these.
 # ---------------------------------------------------------------------------
 
+# shellcheck source=common/tools/servers.bash
+source "$TOP/common/tools/servers.bash"
+
+# shellcheck disable=SC2034 # SUITE_TITLE and SUITE_FAULTS_TITLE name the tests of echo.cases
+# suite_load_server FILE: the server a link's name (suite-NAME.bats, or
+# suite-NAME.faults.bats for the run under the faults shim) names, read
+# from common/servers.txt into SRV_* (servers.bash); sets SUITE_NAME,
+# SUITE_FAULTS (the shim's settings, or empty) and the titles the tests use.
+suite_load_server() {
+    local f="${1#suite-}"
+    f="${f%.bats}"
+    SUITE_NAME="${f%.faults}" SUITE_FAULTS=""
+    server_load "$SUITE_NAME" || {
+        echo "$1: no server '$SUITE_NAME' in common/servers.txt (make suite removes the links of servers that left it)" >&2
+        return 1
+    }
+    SUITE_TITLE="$SUITE_NAME"
+    if [ "$f" != "$SUITE_NAME" ]; then # the whole suite under the shim
+        SUITE_FAULTS="$(suite_faults_settings "$SRV_KIND")" SUITE_TITLE="$SUITE_NAME under faults"
+    fi
+    case "$SRV_KIND" in
+    blocking) SUITE_FAULTS_TITLE="every byte survives short reads, short writes and EINTR (faults shim)" ;;
+    readiness) SUITE_FAULTS_TITLE="every byte survives short reads and writes, EINTR and EAGAIN (faults shim)" ;;
+    edge) SUITE_FAULTS_TITLE="every byte survives short reads and writes and EINTR (faults shim; no fake EAGAIN, which an edge-triggered server believes)" ;;
+    uring) SUITE_FAULTS_TITLE="the faults shim sees none of the echoed bytes: io_uring does the I/O in the kernel" ;;
+    win32) SUITE_FAULTS_TITLE="the faults shim cannot reach a Windows program under Wine (skipped, with the reason)" ;;
+    esac
+}
+
+# suite_faults_settings KIND: what the shim injects when the whole suite runs
+# under it (none for io_uring and Wine, whose I/O it cannot see).
+suite_faults_settings() {
+    case "$1" in
+    blocking | readiness) echo "FAULTS_SHORT_READ=30 FAULTS_SHORT_WRITE=50 FAULTS_EINTR=10 FAULTS_EAGAIN=10" ;;
+    edge) echo "FAULTS_SHORT_READ=30 FAULTS_SHORT_WRITE=50 FAULTS_EINTR=10" ;;
+    esac
+}
+
+# suite_setup: SERVER_CMD for the server suite_load_server read, then its
+# setup lines from the table.
+suite_setup() {
+    local bin spec="${SRV_PROG#*:}" line
+    case "$SRV_PROG" in
+    chapter:*) bin="$(chapter_bin "$spec")" ;;
+    exercise:*) bin="$(impl_bin "${spec%%/*}" "${spec#*/}")" ;;
+    esac
+    SERVER_CMD=("$bin" "${SRV_ARGS[@]}")
+    [ ${#SRV_ENV[@]} -eq 0 ] || SERVER_CMD=(env "${SRV_ENV[@]}" "${SERVER_CMD[@]}")
+    if [ -n "$SUITE_FAULTS" ]; then
+        # shellcheck disable=SC2046,SC2207 # faults_env prints words for env(1)
+        SERVER_CMD=(env $(faults_env $SUITE_FAULTS) "${SRV_ENV[@]}" "$bin" "${SRV_ARGS[@]}")
+    fi
+    if [ "$SRV_KIND" = win32 ]; then
+        SERVER_CMD=("$WINE" "${SERVER_CMD[@]}")
+        wine_require
+    fi
+    while IFS= read -r line; do
+        [ -z "$line" ] || eval "$line"
+    done <<<"$SRV_SETUP"
+}
+
 # suite_case CASE: skip, with the reason, when this server declared in
-# servers.txt that it cannot pass CASE (the generated file's
-# suite_declared_skips lists "CASE: reason" lines).
+# common/servers.txt that it cannot pass CASE.
 suite_case() {
     local reason
-    declare -F suite_declared_skips >/dev/null || return 0
-    reason=$(suite_declared_skips | sed -n "s/^$1: //p" | head -n 1)
+    reason=$(printf '%s' "$SRV_SKIPS" | sed -n "s/^$1: //p" | head -n 1)
     [ -z "$reason" ] || skip "$reason"
 }
 

@@ -53,7 +53,7 @@ make_fixture() {
     assert_output --partial "no tests/07-*/ folder"
 }
 
-@test "CH=suite runs the generated suite files of every chapter, and nothing else" {
+@test "CH=suite runs the suite files of every chapter, and nothing else" {
     local fx; fx=$(make_fixture)
     mkdir -p "$fx/tests/02-other" "$fx/tests/suite"
     grep -v '"fails"\|"skips"' "$fx/tests/01-demo/chapter.bats" >"$fx/tests/01-demo/suite-a.bats"

@@ -1,119 +1,94 @@
 #!/usr/bin/env bats
-# The shared echo suite's generated files: tests/NN-slug/suite-NAME.bats (and
-# suite-NAME.faults.bats, the same under the faults shim) are
-# exactly what `make suite` writes from tests/suite/servers.txt and
-# tests/suite/cases.bats.in, none is left over from a server that left the
-# list, and the generator refuses a list with mistakes in it.
+# SPDX-License-Identifier: MIT
+# The shared echo suite's links: every server of common/servers.txt has its
+# tests/NN-slug/suite-NAME.bats (and suite-NAME.faults.bats where the faults
+# shim can see its I/O), each a link to tests/suite/echo.cases, none is left
+# over; the links run the right server with its declared skips; and the
+# table's mistakes are refused, naming the line.
 load ../helpers/common
+load ../helpers/echo_suite
 
-GEN="$TOP/common/mk/gen-suite.sh"
-
-# generated_list DIR: the suite files under DIR, as NN-slug/suite-NAME.bats.
-generated_list() {
-    (cd "$1" && ls -1 [0-9][0-9]-*/suite-*.bats 2>/dev/null) | sort
-}
-
-@test "tests/*/suite-*.bats are exactly what 'make suite' generates from tests/suite/" {
-    run "$GEN" "$BATS_TEST_TMPDIR/fresh"
+@test "tests/*/suite-*.bats are exactly the links 'make suite' makes from common/servers.txt" {
+    run "$TOP/common/mk/suite.sh" --check
     assert_success
-    local want have f drift=""
-    want=$(generated_list "$BATS_TEST_TMPDIR/fresh")
-    have=$(generated_list "$TOP/tests")
-    [ -n "$want" ] || fail "the generator wrote no file"
-    [ "$want" = "$have" ] || drift="the generated files are:
-$want
-tests/ holds:
-$have
-"
-    for f in $want; do
-        [ -f "$TOP/tests/$f" ] || continue
-        cmp -s "$BATS_TEST_TMPDIR/fresh/$f" "$TOP/tests/$f" ||
-            drift+="$(diff -u "$TOP/tests/$f" "$BATS_TEST_TMPDIR/fresh/$f" | head -n 20)
-"
-    done
-    [ -z "$drift" ] || fail "tests/*/suite-*.bats differ from what 'make suite' generates (run it and commit the result):
-$drift"
+    local n
+    n=$(find "$TOP"/tests/[0-9][0-9]-* -name 'suite-*.bats' | wc -l)
+    [ "$n" -ge 40 ] || fail "only $n suite links"
+    # no generated copy is left: every one is a link
+    n=$(find "$TOP"/tests/[0-9][0-9]-* -name 'suite-*.bats' -type f | wc -l)
+    [ "$n" -eq 0 ] || fail "$n suite files are not links"
 }
 
-@test "every server in servers.txt gets one test per case, named with the server, and declared skips carry their reason" {
-    local f n cases
-    cases=$(grep -c '^ *suite_case ' "$TOP/tests/suite/cases.bats.in")
-    [ "$cases" -ge 11 ] || fail "expected at least the 11 cases of the issue in cases.bats.in, found $cases"
-    for f in "$TOP"/tests/[0-9][0-9]-*/suite-*.bats; do
-        local name="${f##*/suite-}"
-        name="${name%.bats}"
-        # suite-NAME.faults.bats: the same cases, the shim in the server
-        [[ "$name" != *.faults ]] || name="${name%.faults} under faults"
-        n=$(grep -c "^@test \"$name: " "$f")
-        [ "$n" -eq "$cases" ] || fail "${f#"$TOP"/}: $n tests named '$name: ...', expected $cases"
-    done
-    # every server the shim can see has its long file, marked for make test-long
-    for f in "$TOP"/tests/[0-9][0-9]-*/suite-*.faults.bats; do
-        head -n 3 "$f" | grep -q '^# test-long: ' || fail "${f#"$TOP"/}: no '# test-long:' line at its top"
-        grep -q '^    SERVER_CMD=(env $(faults_env ' "$f" || fail "${f#"$TOP"/}: the server does not start under the faults shim"
-    done
-    [ -f "$TOP/tests/04-epoll/suite-echo-epoll-lt.faults.bats" ] || fail "no suite-echo-epoll-lt.faults.bats"
-    [ ! -e "$TOP/tests/08-io_uring-echo/suite-echo-uring.faults.bats" ] ||
-        fail "suite-echo-uring.faults.bats: the shim cannot see an io_uring server's I/O; no such file is wanted"
-    # echo-blocking serves one client at a time: its skips are declared, with why
-    run grep -A3 '^suite_declared_skips' "$TOP/tests/01-blocking/suite-echo-blocking.bats"
-    assert_output --partial "many_idle: one client at a time"
+@test "every link has one test per case, named with its server, and the faults links are long and under the shim" {
+    local cases n
+    cases=$(grep -c '^ *suite_case ' "$TOP/tests/suite/echo.cases")
+    [ "$cases" -ge 11 ] || fail "expected at least 11 cases in echo.cases, found $cases"
+    run bats --count "$TOP/tests/04-epoll/suite-echo-epoll-lt.bats"
+    assert_output "$cases"
+    run bats --tap --filter 'half-closed' "$TOP/tests/01-blocking/suite-echo-blocking.faults.bats"
+    assert_success
+    assert_output --partial "ok 1 echo-blocking under faults: a half-closed client gets every byte, then EOF"
+    # the runner leaves the faults links to make test-long, and runs the
+    # Windows servers' links in its Wine pass
+    run bash -c "sed -n '/^marked()/,/^}/p; /^is_wine()/,/^}/p' '$TOP/common/mk/run-tests.sh'"
+    eval "$output"
+    marked "$TOP/tests/04-epoll/suite-echo-epoll-lt.faults.bats" long || fail "a faults link is not long"
+    ! marked "$TOP/tests/04-epoll/suite-echo-epoll-lt.bats" long || fail "a plain link is long"
+    is_wine "$TOP/tests/09-iocp/suite-echo-iocp.bats" || fail "echo-iocp's link is not run by Wine"
+    ! is_wine "$TOP/tests/04-epoll/suite-echo-epoll-lt.bats" || fail "echo-epoll-lt's link counts as Wine"
+    # under the shim: the server's command preloads it, with the table's environment
+    local CHAPTER=11-one-api
+    suite_load_server suite-echo-aio-epoll.faults.bats
+    suite_setup
+    [[ "${SERVER_CMD[*]}" == "env LD_PRELOAD=$FAULTS_SHIM "*" FAULTS_EAGAIN=10 AIO_BACKEND=epoll $BUILD/chapters/11-one-api/echo-aio" ]] ||
+        fail "under faults, the command is: ${SERVER_CMD[*]}"
+    suite_load_server suite-echo-aio-epoll.bats
+    suite_setup
+    assert_equal "${SERVER_CMD[*]}" "env AIO_BACKEND=epoll $BUILD/chapters/11-one-api/echo-aio"
 }
 
 @test "a declared skip is shown with its reason when the suite runs" {
-    local t="$BATS_TEST_TMPDIR/tests"
-    mkdir -p "$t/01-demo"
-    ln -s "$TOP/tests/helpers" "$t/helpers"
-    sed -e 's/@NAME@/demo/g; s/@PROGRAM@/true/; s/@KIND@/blocking/; s/@FAULTS_TITLE@/faults/; s/@LONG@//' \
-        -e '/@LOADS@/d; /@FILE_HOOKS@/d; /@SETUP@/d; s/@COMMAND@/true/' \
-        -e 's/^@SKIPS@$/binary: a reason worth reading/' \
-        "$TOP/tests/suite/cases.bats.in" >"$t/01-demo/suite-demo.bats"
-    run bats --tap --filter 'binary data' "$t/01-demo/suite-demo.bats"
+    local t="$BATS_TEST_TMPDIR/repo"
+    mkdir -p "$t/tests/01-demo" "$t/tests/suite"
+    ln -s "$TOP/common" "$t/common"
+    ln -s "$TOP/tests/helpers" "$t/tests/helpers"
+    cp "$TOP/tests/suite/echo.cases" "$t/tests/suite/"
+    ln -s ../suite/echo.cases "$t/tests/01-demo/suite-demo.bats"
+    printf 'demo 01-demo blocking chapter:demo\n    skip binary: a reason worth reading\n' >"$t/servers.txt"
+    SERVERS_TABLE="$t/servers.txt" run bats --tap --filter 'binary data' "$t/tests/01-demo/suite-demo.bats"
     assert_success
     assert_output --partial "ok 1 demo: binary data with NUL bytes comes back intact # skip a reason worth reading"
 }
 
-@test "the generator refuses an unknown case, an unknown kind and a bad program, naming the line" {
-    local fx="$BATS_TEST_TMPDIR/repo"
-    mkdir -p "$fx/common/mk" "$fx/tests/suite" "$fx/tests/01-demo"
-    cp "$GEN" "$fx/common/mk/"
-    cp "$TOP/tests/suite/cases.bats.in" "$fx/tests/suite/"
-    printf 'demo 01-demo blocking chapter:demo\n    skip nosuchcase: why\n' >"$fx/tests/suite/servers.txt"
-    run "$fx/common/mk/gen-suite.sh"
-    assert_failure
-    assert_output --partial "servers.txt:2: no case 'nosuchcase'"
-    printf 'demo 01-demo sideways chapter:demo\n' >"$fx/tests/suite/servers.txt"
-    run "$fx/common/mk/gen-suite.sh"
-    assert_failure
-    assert_output --partial "servers.txt:1: unknown kind 'sideways'"
-    printf 'demo 01-demo blocking build/demo\n' >"$fx/tests/suite/servers.txt"
-    run "$fx/common/mk/gen-suite.sh"
-    assert_failure
-    assert_output --partial "servers.txt:1: PROGRAM must be chapter:PROG or exercise:EX/PROG"
-    printf 'demo 01-demo blocking chapter:demo\n    skip binary:\n' >"$fx/tests/suite/servers.txt"
-    run "$fx/common/mk/gen-suite.sh"
-    assert_failure
-    assert_output --partial "servers.txt:2: skip binary: needs a reason"
-    [ ! -e "$fx/tests/01-demo/suite-demo.bats" ] || fail "a refused list still wrote files"
-    # and a good one writes its file; a server that leaves the list takes its file along
-    printf 'demo 01-demo blocking chapter:demo -x 1\n' >"$fx/tests/suite/servers.txt"
-    run "$fx/common/mk/gen-suite.sh"
-    assert_success
-    grep -q 'SERVER_CMD=("$(chapter_bin demo)" -x 1)' "$fx/tests/01-demo/suite-demo.bats"
-    # a Windows program runs under Wine, set up as chapter 09 does, with no faults file
-    printf 'demo 01-demo win32 chapter:demo.exe -w 2\n' >"$fx/tests/suite/servers.txt"
-    run "$fx/common/mk/gen-suite.sh"
-    assert_success
-    run cat "$fx/tests/01-demo/suite-demo.bats"
-    assert_line 'load ../helpers/wine'
-    assert_line 'setup_file() { wine_setup_file; }'
-    assert_line 'teardown_file() { wine_teardown_file; }'
-    assert_line '    SERVER_CMD=("$WINE" "$(chapter_bin demo.exe)" -w 2)'
-    assert_line '    wine_require'
-    [ ! -e "$fx/tests/01-demo/suite-demo.faults.bats" ] || fail "a faults file for a Windows program"
-    printf '# nobody\n' >"$fx/tests/suite/servers.txt"
-    run "$fx/common/mk/gen-suite.sh"
-    assert_success
-    assert_output --partial "removed tests/01-demo/suite-demo.bats"
-    [ ! -e "$fx/tests/01-demo/suite-demo.bats" ]
+@test "make suite refuses an unknown case, kind or program, naming the line, and changes nothing" {
+    local table="$BATS_TEST_TMPDIR/servers.txt"
+    check_refused() {
+        SERVERS_TABLE="$table" run "$TOP/common/mk/suite.sh"
+        assert_failure
+        assert_output --partial "$1"
+        refute_output --partial "linked"
+        refute_output --partial "removed"
+    }
+    printf 'demo 01-blocking blocking chapter:demo\n    skip nosuchcase: why\n' >"$table"
+    check_refused "line 2: skip nosuchcase: no such case"
+    printf 'demo 01-blocking sideways chapter:demo\n' >"$table"
+    check_refused "line 1: unknown kind 'sideways'"
+    printf 'demo 01-blocking blocking build/demo\n' >"$table"
+    check_refused "line 1: PROGRAM must be chapter:PROG or exercise:EX/PROG"
+    printf 'demo 01-blocking blocking chapter:demo\n    skip binary:\n' >"$table"
+    check_refused "line 2: expected 'skip CASE: REASON'"
+    printf 'demo 99-nowhere blocking chapter:demo\n' >"$table"
+    check_refused "line 1: no folder tests/99-nowhere"
+    printf 'demo 01-blocking blocking chapter:demo\ndemo 01-blocking blocking chapter:demo\n' >"$table"
+    check_refused "line 2: a second server named demo"
+}
+
+@test "every other link to a .cases file in tests/ names a server of the table" {
+    local l name bad=""
+    while IFS= read -r l; do
+        name="${l##*/}" name="${name%.bats}" name="${name#suite-}" name="${name%.faults}"
+        server_load "$name" || bad+="${l#"$TOP"/} ($name)"$'\n'
+    done < <(find "$TOP"/tests/[0-9][0-9]-* -type l -name '*.bats')
+    [ -z "$bad" ] || fail "links named for no server of common/servers.txt:
+$bad"
 }
