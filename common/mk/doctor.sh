@@ -52,6 +52,93 @@ else
     printf '  absent   %-22s %s\n' ".NET SDK" "optional: without it the C# companion programs are skipped; make deps says how to get it"
 fi
 
+# What kind of machine this is. Where io_uring is switched off, and so the
+# setting to change when it is refused, depends on it: a container's seccomp
+# profile, WSL's kernel, or the kernel's own sysctl. Sets machine_kind
+# (container, wsl, vm or metal) and machine_what (in words, with the evidence).
+machine_detect() {
+    local ct="" vm="" runtime="" product="" ev=() vm_ev=()
+    if command -v systemd-detect-virt >/dev/null; then
+        ct=$(systemd-detect-virt --container 2>/dev/null) || ct=""
+        vm=$(systemd-detect-virt --vm 2>/dev/null) || vm=""
+    fi
+    [ -e /.dockerenv ] && runtime=docker ev+=(/.dockerenv)
+    [ -e /run/.containerenv ] && runtime=podman ev+=(/run/.containerenv)
+    case "$(cat /proc/1/cgroup 2>/dev/null)" in
+    */docker[/-]*) runtime=${runtime:-docker} ev+=("docker in /proc/1/cgroup") ;;
+    */libpod*) runtime=${runtime:-podman} ev+=("libpod in /proc/1/cgroup") ;;
+    */kubepods*) runtime=${runtime:-kubernetes} ev+=("kubepods in /proc/1/cgroup") ;;
+    */lxc*) runtime=${runtime:-lxc} ev+=("lxc in /proc/1/cgroup") ;;
+    esac
+    case "$ct" in
+    "" | none | wsl) ;; # systemd-detect-virt calls WSL a container; it is not one here
+    *) runtime=${runtime:-$ct} ev+=("systemd-detect-virt: $ct") ;;
+    esac
+    [ -n "$vm" ] && [ "$vm" != none ] && vm_ev+=("systemd-detect-virt: $vm")
+    product=$(cat /sys/class/dmi/id/product_name 2>/dev/null)
+    case "$product" in
+    *VirtualBox* | *VMware* | *KVM* | *QEMU* | "Virtual Machine" | "Standard PC"* | *Parallels* | *BHYVE* | *HVM* | "Google Compute Engine")
+        vm_ev+=("product name \"$product\"") ;;
+    esac
+    grep -qw hypervisor /proc/cpuinfo 2>/dev/null && vm_ev+=("the hypervisor flag in /proc/cpuinfo")
+
+    if [ "$(uname -s)" != Linux ]; then
+        machine_kind=other
+        machine_what="$(uname -s), not Linux: epoll, io_uring and the faults shim need the dev container or a Linux VM (README.md)"
+    elif [ -n "$runtime" ]; then
+        machine_kind=container
+        machine_what="a $runtime container ($(machine__join "${ev[@]}"))"
+        [ ${#vm_ev[@]} -gt 0 ] && machine_what+=", on a virtual machine ($(machine__join "${vm_ev[@]}"))"
+    elif grep -qi microsoft /proc/version 2>/dev/null || [ -n "${WSL_DISTRO_NAME:-}" ] || [ "$ct" = wsl ]; then
+        machine_kind=wsl
+        # WSL 1 translates system calls itself: no epoll worth the name, no io_uring.
+        if grep -qE 'WSL2|microsoft-standard' /proc/version 2>/dev/null; then
+            machine_what="WSL 2 (Windows' Linux VM${WSL_DISTRO_NAME:+, distribution $WSL_DISTRO_NAME}), Microsoft's kernel $(uname -r)"
+        else
+            machine_what="WSL 1${WSL_DISTRO_NAME:+ ($WSL_DISTRO_NAME)}: no Linux kernel, the course needs WSL 2 (in PowerShell: wsl --set-version ${WSL_DISTRO_NAME:-NAME} 2)"
+        fi
+    elif [ ${#vm_ev[@]} -gt 0 ]; then
+        machine_kind=vm machine_what="a virtual machine ($(machine__join "${vm_ev[@]}"))"
+    else
+        machine_kind=metal machine_what="bare metal (no sign of a container, WSL or a hypervisor)"
+    fi
+}
+machine__join() { local IFS=';'; printf '%s' "$*" | sed 's/;/; /g'; }
+
+# The one setting to change here when the probe says io_uring is refused
+# (PROBE: what it printed).
+machine_uring_fix() {
+    local probe="$1" sysctl
+    sysctl=$(cat /proc/sys/kernel/io_uring_disabled 2>/dev/null || echo 0)
+    case "$machine_kind:$sysctl:$probe" in
+    container:[12]:*)
+        echo "To change in a container: the host's sysctl (a container shares its host's kernel,"
+        echo "and cannot change it): on the host, sudo sysctl kernel.io_uring_disabled=0" ;;
+    container:*)
+        echo "To change in a container: its seccomp profile. Start it with --security-opt"
+        echo "seccomp=unconfined (or a profile that allows io_uring_setup, io_uring_enter and"
+        echo "io_uring_register), as .devcontainer/devcontainer.json does. (Podman's profile answers"
+        echo "ENOSYS to what it refuses, which reads as a kernel without io_uring.)" ;;
+    wsl:[12]:*) echo "To change on WSL: the sysctl, sudo sysctl kernel.io_uring_disabled=0" ;;
+    wsl:*)
+        echo "To change on WSL: the kernel. In PowerShell, wsl --update installs Microsoft's current"
+        echo "one (built with io_uring), then wsl --shutdown; a kernel= line in .wslconfig must name"
+        echo "one built with CONFIG_IO_URING=y" ;;
+    *:*:*ENOSYS*)
+        echo "To change: the kernel, for one built with io_uring (CONFIG_IO_URING=y, 5.1 or newer),"
+        echo "as Debian's and Ubuntu's are" ;;
+    *:*:*seccomp*)
+        echo "To change: the sandbox this shell runs in (a systemd unit's SystemCallFilter=, a snap,"
+        echo "a flatpak): run the course outside it" ;;
+    *) echo "To change: the sysctl, sudo sysctl kernel.io_uring_disabled=0 (a file in /etc/sysctl.d/ keeps it)" ;;
+    esac
+}
+
+machine_detect
+echo
+echo "Machine"
+echo "  $machine_what"
+
 echo
 echo "Kernel"
 echo "  $(uname -s) $(uname -r) on $(uname -m), $(nproc 2>/dev/null || echo '?') CPUs"
@@ -80,6 +167,7 @@ if [ "$(uname -s)" = Linux ]; then
         else
             echo "  probe: $msg"
             echo "  The io_uring tests (chapters 07, 08, and the io_uring backends later) will skip."
+            machine_uring_fix "$msg" | sed 's/^/  /'
         fi
     else
         echo "  probe: could not compile the probe into $probe_dir: $(head -n 1 <<<"${cc_err:-no C compiler?}")"
