@@ -7,29 +7,16 @@
 #   run-tests.sh suite    only the shared echo suite: every tests/NN-*/suite-*.bats
 #   LONG=1 run-tests.sh   only the long files (make test-long)
 #
-# JOBS files run at once (two per CPU by default: a test spends most of its
-# time waiting on a server), through GNU parallel as `bats --jobs` does, but
-# with one bats per file: each file's output is shown whole, under its name
-# and in the usual order, and what a file leaves running is blamed on it.
-# A file's own tests run one after another. A mark in its first lines
-# changes how a file runs:
-#   # test-long: WHY      only under LONG=1; make test names what it left out
-#   # test-serial: WHY    alone, once the others are done (it loads the
-#                         machine itself, or runs make in the shared tree)
-#   load ../helpers/wine  one at a time (the Wine files share one prefix),
-#                         in a pass of their own beside the others
-# The shared echo suite's links (suite-NAME.bats, see common/servers.txt)
-# count as Wine files for a KIND win32 server, and suite-NAME.faults.bats
-# as long.
-# JOBS=1 runs every file in the usual order, one at a time, output live.
-#
-# Environment: COURSE_TESTS (a folder holding tests/ instead of the
-# repository), BUILD (the build to test), IMPL (solutions by default:
-# exercise tests run against the reference), FILTER (bats --filter),
-# VALGRIND=1 (every server under valgrind's memcheck), JOBS. The first line
-# says which limits the run has (test-limits.sh); the last is always
-# "tests: N passed, N failed, N skipped", and the exit status is non-zero
-# when anything failed, a file bats could not run included.
+# JOBS files (two per CPU) run at once through GNU parallel, one bats per
+# file, each file's output whole and in order. A mark in a file's first
+# lines changes how it runs: "# test-long: WHY" only under LONG=1 (so is a
+# suite-NAME.faults.bats link); "# test-serial: WHY" alone, after the rest;
+# "load ../helpers/wine" (or the suite link of a win32 server) one at a time,
+# in a pass beside the others. Whatever a file leaves running is killed and
+# counts as a failure. JOBS=1 runs every file in order, output live.
+# Environment: COURSE_TESTS (a folder holding tests/), BUILD, IMPL
+# (solutions by default), FILTER (bats --filter), VALGRIND=1, JOBS. The last
+# line is "tests: N passed, N failed, N skipped"; any failure exits non-zero.
 set -uo pipefail
 
 top="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -38,29 +25,28 @@ export BUILD="${BUILD:-$top/build}" IMPL="${IMPL:-solutions}" FILTER="${FILTER:-
 ch="${1:-}"
 command -v bats >/dev/null || { echo "bats is not installed: run 'make deps' (or sudo make setup)" >&2; exit 1; }
 
-case "${VALGRIND:-0}" in # valgrind cannot run ASan or TSan programs
-0) unset VALGRIND ;;
-1) case "$BUILD" in */san-*) echo "VALGRIND=1 and SAN=... together: valgrind cannot run sanitized programs; pick one" >&2; exit 2 ;; esac
-   command -v valgrind >/dev/null || { echo "VALGRIND=1: valgrind is not installed (make deps)" >&2; exit 2; }
-   export VALGRIND ;;
+case "${VALGRIND:-0}:$BUILD" in # valgrind cannot run ASan or TSan programs
+0:*) unset VALGRIND ;;
+1:*/san-*) echo "VALGRIND=1 and SAN=... together: valgrind cannot run sanitized programs; pick one" >&2; exit 2 ;;
+1:*) command -v valgrind >/dev/null || { echo "VALGRIND=1: valgrind is not installed (make deps)" >&2; exit 2; }
+     export VALGRIND ;;
 *) echo "VALGRIND=$VALGRIND: 1 or 0" >&2; exit 2 ;;
 esac
 JOBS="${JOBS:-$(($(nproc 2>/dev/null || echo 1) * 2))}"
 case "$JOBS" in '' | *[!0-9]* | 0) echo "JOBS=$JOBS: a number of test files to run at once, 1 or more" >&2; exit 2 ;; esac
 
-dirs=() only="*"
-if [ "$ch" = suite ]; then # the links to tests/suite/echo.cases
-    for d in tests/[0-9][0-9]-*/; do [ -d "$d" ] && dirs+=("${d%/}"); done
-    only="suite-*.bats"
-elif [ -z "$ch" ]; then
-    for d in tests/common tests/[0-9][0-9]-*/ tests/meta; do [ -d "$d" ] && dirs+=("${d%/}"); done
-else
-    for d in tests/"$ch" tests/"$ch"-*/; do [ -d "$d" ] && dirs+=("${d%/}"); done
-    if [ ${#dirs[@]} -eq 0 ]; then
-        echo "make test CH=$ch: no tests/$ch-*/ folder; chapters with tests:" >&2
-        ls -d tests/*/ | sed 's|tests/||; s|/$||; s/^/  /' >&2
-        exit 2
-    fi
+only="*"
+case "$ch" in
+suite) want=(tests/[0-9][0-9]-*/) only="suite-*.bats" ;; # the links to tests/suite/echo.cases
+'') want=(tests/common tests/[0-9][0-9]-*/ tests/meta) ;;
+*) want=(tests/"$ch" tests/"$ch"-*/) ;;
+esac
+dirs=()
+for d in "${want[@]}"; do [ -d "$d" ] && dirs+=("${d%/}"); done
+if [ ${#dirs[@]} -eq 0 ]; then
+    echo "make test CH=$ch: no tests/$ch-*/ folder; chapters with tests:" >&2
+    find tests -mindepth 1 -maxdepth 1 -type d -printf '  %f\n' | sort >&2
+    exit 2
 fi
 
 . "$top/common/mk/test-limits.sh" # the first line of the output
@@ -105,10 +91,10 @@ trap 'rm -rf "$work"' EXIT
 
 # run_one N FILE [live]: one file's tests into $work/N.*, then its output.
 run_one() {
-    local n="$1" f="$2" mark="$COURSE_TEST_RUN.$1" t0=$SECONDS p pids=()
+    local n="$1" f="$2" mark="$COURSE_TEST_RUN.$1" p pids=()
     [ "${3:-}" != live ] || echo "== $f"
-    COURSE_TEST_RUN="$mark" bats --tap --timing ${FILTER:+--filter "$FILTER"} "$f" >"$work/$n.out" 2>&1 &&
-        echo 0 >"$work/$n.status" || echo $? >"$work/$n.status"
+    COURSE_TEST_RUN="$mark" bats --tap --timing ${FILTER:+--filter "$FILTER"} "$f" >"$work/$n.out" 2>&1
+    local st=$?
     for p in $(env -u COURSE_TEST_RUN grep -lzsx "COURSE_TEST_RUN=$mark" /proc/[0-9]*/environ); do
         p=${p#/proc/} && pids+=("${p%/environ}")
     done
@@ -118,7 +104,7 @@ run_one() {
         kill -KILL "${pids[@]}" 2>/dev/null
         : >"$work/$n.left"
     fi
-    echo "$((SECONDS - t0)) $f" >"$work/$n.secs"
+    echo "$st" >"$work/$n.status" # last: a file without one was lost
     [ "${3:-}" = live ] || echo "== $f"
     cat "$work/$n.out"
 }
@@ -144,7 +130,7 @@ for i in "${serial[@]}"; do run_one "$i" "${files[$i]}" live; done
 passed=0 failed=0 skipped=0 failed_names=()
 for i in "${!files[@]}"; do
     f="${files[$i]}" out="$work/$i.out"
-    if [ ! -f "$work/$i.secs" ]; then
+    if [ ! -f "$work/$i.status" ]; then
         failed=$((failed + 1)) failed_names+=("$f: the run lost it: it ended without a result")
         continue
     fi
@@ -160,14 +146,6 @@ for i in "${!files[@]}"; do
 done
 
 [ ${#left_out[@]} -eq 0 ] || printf '\nleft out, for make test-long: %s\n' "${left_out[*]}"
-if [ ${#dirs[@]} -gt 1 ]; then
-    echo && echo "slowest test files (seconds):"
-    cat "$work"/*.secs 2>/dev/null | sort -rn | head -n 5 | sed 's/^/  /'
-    echo "slowest tests (ms):"
-    for i in "${!files[@]}"; do
-        sed -n "s|^ok [0-9]* \(.*\) in \([0-9]*\)ms\$|\2 ${files[$i]}: \1|p" "$work/$i.out" 2>/dev/null
-    done | sort -rn | head -n 5 | sed 's/^/  /'
-fi
 [ ${#failed_names[@]} -eq 0 ] || { echo && echo "failed:" && printf '  %s\n' "${failed_names[@]}"; }
 echo
 echo "($(basename "$BUILD") build, IMPL=$IMPL${VALGRIND:+, VALGRIND=$VALGRIND}, JOBS=$JOBS, $((SECONDS - start))s)"

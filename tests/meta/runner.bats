@@ -90,21 +90,6 @@ make_fixture() {
     refute_output --partial "== tests/01-demo/chapter.bats"
 }
 
-@test "a run of more than one folder ends with its slowest test files and tests, before the summary" {
-    local fx; fx=$(make_fixture)
-    sed -i '/"fails"/d' "$fx/tests/01-demo/chapter.bats"
-    mkdir -p "$fx/tests/02-other"
-    cp "$fx/tests/01-demo/chapter.bats" "$fx/tests/02-other/chapter.bats"
-    COURSE_TESTS="$fx" run "$TOP/common/mk/run-tests.sh"
-    assert_success
-    assert_line "slowest test files (seconds):"
-    assert_line --regexp '^  [0-9]+ tests/0[12]-[a-z]+/chapter.bats$'
-    assert_line --regexp '^  [0-9]+ tests/01-demo/chapter.bats: passes$'
-    assert_line --index -1 "tests: 2 passed, 0 failed, 2 skipped"
-}
-
-# An ordinary account on Debian starts with a soft limit of 1024 open files
-# and a higher hard limit; the tests need more (2,000 idle connections).
 @test "the first line says which limits the run has: the soft open-file limit raised to the hard one, before any test" {
     local fx hard low
     fx=$(make_fixture)
