@@ -120,27 +120,106 @@ setup() {
 $(cat "$trace")"
     [ "$others" -eq 0 ] || fail "expected no other epoll_ctl() (no MOD, no DEL, no EPOLLRDHUP), got:
 $(grep 'epoll_ctl(' "$trace" | grep -v 'EPOLL_CTL_ADD, [0-9]*, {events=EPOLLIN|EPOLLOUT|EPOLLET, ')"
+    # data is not the fd: the engine's own small numbers, 0 for the listener
+    grep -q 'EPOLL_CTL_ADD, [0-9]*, {[^}]*, data={u32=0, u64=0}}' "$trace" ||
+        fail "expected the first socket (the listener) registered with data 0: $(grep EPOLL_CTL_ADD "$trace")"
+    ! sed -n 's/.*EPOLL_CTL_ADD, \([0-9]*\), .*u64=\([0-9]*\)}}.*/\1 \2/p' "$trace" | awk '$1 == $2 { found = 1 } END { exit !found }' ||
+        fail "expected epoll_event.data to differ from the fd in every EPOLL_CTL_ADD: $(grep EPOLL_CTL_ADD "$trace")"
 }
 
-@test "echo-dotnet-async: strace -f -c, one ping-pong connection: one send per message, at most two receives, and what else it costs" {
+# thread_calls PREFIX: run `strace -f` on echo-dotnet-async (with the
+# environment given before it, if any) under 4 x 100 messages, and print
+# "COUNT THREAD-NAME CALL" for its epoll_wait, recvfrom and sendto calls.
+thread_calls() {
+    local trace="$BATS_TEST_TMPDIR/trace" names="$BATS_TEST_TMPDIR/names" t
+    server_start "$@" strace -f -qq -e trace=epoll_wait,recvfrom,sendto -o "$trace" "$(chapter_bin echo-dotnet-async)" -p 0
+    run timeout 120 "$(tool_bin echo-load)" -p "$PORT" -c 4 -n 100 -l 128
+    assert_success
+    assert_output --partial "errors 0"
+    traced_child
+    for t in /proc/"$TRACED_PID"/task/*; do echo "${t##*/} $(cat "$t/comm")"; done >"$names"
+    traced_stop
+    awk 'NR == FNR { tid = $1; sub(/^[0-9]+ /, ""); name[tid] = $0; next }
+         $2 !~ /^(<|---|[+][+][+])/ { call = $2; sub(/\(.*/, "", call); print (($1 in name) ? name[$1] : "thread " $1) " " call }' \
+        "$names" "$trace" | sort | uniq -c | awk '{ $1 = $1; print }'
+}
+
+@test "echo-dotnet-async: DOTNET_SYSTEM_NET_SOCKETS_THREAD_COUNT=3 makes three '.NET Sockets' threads; INLINE_COMPLETIONS=1 receives and sends on them" {
     require_strace
-    local trace="$BATS_TEST_TMPDIR/strace-c" msgs=1000 recvs sends waits yields futexes
-    server_start strace -f -c -o "$trace" "$(chapter_bin echo-dotnet-async)" -p 0
-    run timeout 120 "$(tool_bin echo-load)" -p "$PORT" -c 1 -n "$msgs" -l 128
+    local by n
+    by=$(thread_calls env DOTNET_SYSTEM_NET_SOCKETS_THREAD_COUNT=3)
+    n=$(grep -c ' \.NET Sockets$' "$BATS_TEST_TMPDIR/names" || true)
+    echo "# THREAD_COUNT=3: $n '.NET Sockets' threads; $(paste -sd, - <<<"$by")" >&3
+    [ "$n" -eq 3 ] || fail "expected 3 '.NET Sockets' threads, got $n: $(cut -d' ' -f2- "$BATS_TEST_TMPDIR/names" | sort | uniq -c)"
+    by=$(thread_calls env DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS=1)
+    echo "# INLINE_COMPLETIONS=1: $(paste -sd, - <<<"$by")" >&3
+    grep -q ' \.NET Sockets recvfrom$' <<<"$by" && grep -q ' \.NET Sockets sendto$' <<<"$by" ||
+        fail "expected recvfrom and sendto on the '.NET Sockets' threads: $by"
+}
+
+# strace_c SERVER N FILE: the server under `strace -f -c -o FILE` while
+# echo-load sends N ping-pong messages of 128 bytes on each of 10 connections.
+strace_c() {
+    server_start strace -f -c -o "$3" "$(chapter_bin "$1")" -p 0
+    run timeout 120 "$(tool_bin echo-load)" -p "$PORT" -c 10 -n "$2" -l 128
     assert_success
     assert_output --partial "errors 0"
     traced_stop
-    [ "$SERVER_STATUS" -eq 0 ] || fail "expected exit status 0 after SIGTERM, got $SERVER_STATUS"
-    recvs=$(calls_of "$trace" recvfrom recvmsg read)
-    sends=$(calls_of "$trace" sendto sendmsg)
-    waits=$(calls_of "$trace" epoll_wait epoll_pwait)
-    yields=$(calls_of "$trace" sched_yield)
-    futexes=$(calls_of "$trace" futex)
-    echo "# $msgs messages: sendto $sends, recvfrom+read $recvs, epoll_wait $waits, sched_yield $yields, futex $futexes (under strace, which slows every call)" >&3
-    [ "$sends" -ge "$msgs" ] && [ "$sends" -le $((msgs + 20)) ] ||
-        fail "expected one send per message ($msgs), got $sends: $(cat "$trace")"
-    [ "$recvs" -le $((2 * msgs + 200)) ] || fail "expected at most two receives per message, got $recvs for $msgs"
-    [ "$waits" -gt 0 ] || fail "no epoll_wait() calls: $(cat "$trace")"
+    [ "$SERVER_STATUS" -eq 0 ] || fail "$1: expected exit status 0 after SIGTERM, got $SERVER_STATUS"
+}
+
+# What chapter 05's .NET section says a message costs. Startup, accepts and
+# shutdown are the same in both runs, so the difference between 10 x 1000
+# and 10 x 100 messages is 9,000 messages' worth of calls.
+@test "echo-dotnet-async and echo-dotnet-saea: strace -f -c, 9,000 messages on 10 connections: one send each, one to two receives, at most one epoll_wait, one epoll_ctl per connection" {
+    require_strace
+    local s big="$BATS_TEST_TMPDIR/big" small="$BATS_TEST_TMPDIR/small" msgs=9000 x d recvs sends waits yields ctls
+    for s in echo-dotnet-async echo-dotnet-saea; do
+        strace_c "$s" 1000 "$big"
+        strace_c "$s" 100 "$small"
+        for x in recvfrom sendto epoll_wait sched_yield; do
+            d=$(($(calls_of "$big" "$x") - $(calls_of "$small" "$x")))
+            printf -v "$x" %s "$d"
+        done
+        recvs=$recvfrom sends=$sendto waits=$epoll_wait yields=$sched_yield
+        ctls=$(calls_of "$big" epoll_ctl)
+        echo "# $s, per 1,000 of $msgs messages: sendto $((sends * 1000 / msgs)), recvfrom $((recvs * 1000 / msgs)), epoll_wait $((waits * 1000 / msgs)), sched_yield $((yields * 1000 / msgs)); epoll_ctl $ctls in all (under strace)" >&3
+        [ "$sends" -ge $((msgs - 20)) ] && [ "$sends" -le $((msgs + 20)) ] ||
+            fail "$s: expected one sendto per message ($msgs), got $sends: $(cat "$big")"
+        [ "$recvs" -ge $((msgs - 20)) ] && [ "$recvs" -le $((2 * msgs + 20)) ] ||
+            fail "$s: expected one to two recvfrom per message ($msgs to $((2 * msgs))), got $recvs: $(cat "$big")"
+        [ "$waits" -gt 0 ] && [ "$waits" -le $((msgs + 20)) ] ||
+            fail "$s: expected at most one epoll_wait per message ($msgs), got $waits: $(cat "$big")"
+        # the listener and at most the 10 clients; none per message, none to close
+        [ "$ctls" -ge 1 ] && [ "$ctls" -le 11 ] ||
+            fail "$s: expected at most 11 epoll_ctl (listener + 10 clients), got $ctls: $(cat "$big")"
+    done
+}
+
+@test "echo-dotnet-async and echo-dotnet-saea: strace -f, every epoll_wait is the '.NET Sockets' thread's, every recvfrom and sendto a '.NET TP Worker' thread's" {
+    require_strace
+    local s trace="$BATS_TEST_TMPDIR/trace" names="$BATS_TEST_TMPDIR/names" t by
+    for s in echo-dotnet-async echo-dotnet-saea; do
+        server_start strace -f -qq -e trace=epoll_wait,recvfrom,sendto -o "$trace" "$(chapter_bin "$s")" -p 0
+        run timeout 120 "$(tool_bin echo-load)" -p "$PORT" -c 10 -n 100 -l 128
+        assert_success
+        assert_output --partial "errors 0"
+        traced_child
+        for t in /proc/"$TRACED_PID"/task/*; do echo "${t##*/} $(cat "$t/comm")"; done >"$names"
+        traced_stop
+        # thread name and call of each traced call: ".NET Sockets epoll_wait"
+        by=$(awk 'NR == FNR { tid = $1; sub(/^[0-9]+ /, ""); name[tid] = $0; next }
+                  $2 !~ /^(<|---|[+][+][+])/ { call = $2; sub(/\(.*/, "", call); print (($1 in name) ? name[$1] : "thread " $1) " " call }' \
+            "$names" "$trace" | sort | uniq -c | awk '{ $1 = $1; print }')
+        echo "# $s: $(paste -sd, - <<<"$by")" >&3
+        grep -q ' \.NET Sockets epoll_wait$' <<<"$by" || fail "$s: no epoll_wait on '.NET Sockets': $by"
+        ! grep -v ' \.NET Sockets epoll_wait$' <<<"$by" | grep -q ' epoll_wait$' ||
+            fail "$s: epoll_wait on another thread: $by"
+        grep -q ' \.NET TP Worker recvfrom$' <<<"$by" && grep -q ' \.NET TP Worker sendto$' <<<"$by" ||
+            fail "$s: expected recvfrom and sendto on '.NET TP Worker' threads: $by"
+        ! grep -v ' \.NET TP Worker \(recvfrom\|sendto\)$' <<<"$by" | grep -q ' \(recvfrom\|sendto\)$' ||
+            fail "$s: recvfrom or sendto on a thread other than '.NET TP Worker': $by"
+    done
 }
 
 # ---- saea-recursion ------------------------------------------------------------------
