@@ -248,3 +248,23 @@ strace_c() {
     echo "# stderr: $(head -n 1 "$BATS_TEST_TMPDIR/stderr") and $(($(wc -l <"$BATS_TEST_TMPDIR/stderr") - 1)) lines of stack trace" >&3
     refute_output --partial "deepest nesting"
 }
+
+# ---- the stacks of .NET's threads (chapter 00's .NET section) -------------------------
+
+# clone3() shows each new thread's stack size; .NET takes the default from
+# the stack limit, as glibc does for pthreads.
+@test "echo-dotnet-async: the runtime's threads get the stack size ulimit -s sets (8 MiB, then 2 MiB under ulimit -s 2048)" {
+    require_strace
+    local trace="$BATS_TEST_TMPDIR/clone" kib sizes want
+    for kib in 8192 2048; do
+        server_start bash -c 'ulimit -s "$1" && exec strace -f -qq -e trace=clone3 -o "$2" "$3" -p 0' _ "$kib" "$trace" "$(chapter_bin echo-dotnet-async)"
+        run_client -p "$PORT" "warm up" >/dev/null
+        traced_stop
+        sizes=$(grep -o 'stack_size=0x[0-9a-f]*' "$trace" | sort | uniq -c | awk '{ $1 = $1; print }' | paste -sd, -)
+        echo "# ulimit -s $kib: clone3 $sizes" >&3
+        # clone3 is passed the limit less 128 bytes (0x7fff80 for 8 MiB)
+        want=$(printf 'stack_size=0x%x' $((kib * 1024 - 128)))
+        [ "$(grep -c "$want" "$trace")" -ge 5 ] ||
+            fail "ulimit -s $kib: expected most threads created with $want, got: $sizes"
+    done
+}
