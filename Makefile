@@ -5,7 +5,8 @@
 # SAN=address,undefined | SAN=thread (sanitizer build in its own folder),
 # VALGRIND=1 (make test: every server under valgrind's memcheck), JOBS=N (test files
 # run at once; two per CPU by default),
-# WERROR=1, V=1 (show commands), BENCH=quick|full (make bench), FORCE=1 (make
+# WERROR=1, V=1 (show commands), BENCH=quick|full (make bench), S=NAME,... (make
+# trace: which servers), FORCE=1 (make
 # solution before your copy passes; make exercises over your work), POLL=1
 # (make watch checks files once a second instead of using inotify).
 
@@ -34,7 +35,7 @@ endif
 RUN := env -u MAKEFLAGS -u MFLAGS
 
 .DEFAULT_GOAL := all
-.PHONY: all help setup deps doctor test test-long ex watch hint progress reset solution exercises suite snippets book bench bench-check \
+.PHONY: all help setup deps doctor test test-long ex watch hint progress reset solution exercises suite snippets book bench bench-check trace trace-figures \
         lint format clean \
         common $(BUILD_DIRS)
 
@@ -42,10 +43,11 @@ help: ## list every target
 	@echo "usage: make [target] [VAR=value ...]"
 	@echo
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | \
-	    awk -F'\t' '{ printf "  make %-11s %s\n", $$1, $$2 }'
+	    awk -F'\t' '{ printf "  make %-13s %s\n", $$1, $$2 }'
 	@echo
 	@echo "variables: CH=03  EX=03-nonblocking/poll-echo  IMPL=solutions|exercises  FILTER=regex"
 	@echo "           SAN=address,undefined | SAN=thread  VALGRIND=1  JOBS=N  WERROR=1  V=1  BENCH=quick|full"
+	@echo "           S=echo-epoll-lt,echo-uring (make trace: which servers)"
 	@echo "           FORCE=1 (make solution: without a pass; make exercises: over your work)  POLL=1 (make watch)"
 
 all: $(BUILD_DIRS) ## build every chapter, solution and exercise into build/
@@ -112,6 +114,12 @@ bench: ## every echo server side by side, into build/bench/ (chapter 14; BENCH=f
 
 bench-check: ## compare the last make bench with chapter 14's baseline (ratios between servers)
 	$(Q)$(RUN) chapters/14-c10k/bench-check.sh
+
+trace: common $(CHAPTER_DIRS) ## a timeline of every system call of a server's threads under a small load: make trace S=NAME[,NAME...] (build/trace/)
+	$(Q)$(RUN) common/tools/trace/trace.sh "$(S)"
+
+trace-figures: common $(CHAPTER_DIRS) ## draw again the chapters' trace pictures (chapters/NN-slug/figures/trace-*.svg)
+	$(Q)$(RUN) common/tools/trace/trace.sh --figures
 
 lint: ## clang-format check and cppcheck over every C file
 	$(Q)$(RUN) $(SCRIPTS)/lint.sh

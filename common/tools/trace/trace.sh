@@ -1,0 +1,304 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# trace.sh: a timeline of what an echo server really did, from a real run.
+#
+#   common/tools/trace/trace.sh NAME[,NAME...]     (make trace S=NAME[,NAME...])
+#   common/tools/trace/trace.sh --figures          (make trace-figures)
+#
+# NAME is a server of the course's server table (common/servers.txt, or
+# tests/suite/servers.txt where that does not exist yet), C or C#, or a
+# Windows one (run by Wine). For each, it:
+#   1. starts the server under `strace -f -ttt -T`, which records every
+#      system call of every thread with its entry time and its duration;
+#   2. drives a small fixed load: client A sends "first half ", waits 0.6 s,
+#      sends "second half" (a connection that sits idle in the middle), and
+#      meanwhile echo-load sends 100 messages of 128 bytes on each of 8
+#      connections, one at a time (build/common/tools/echo-load -c 8 -n 100);
+#   3. stops the server (SIGTERM; SIGINT under Wine) and draws the log with
+#      timeline.py: build/trace/NAME.svg (the whole run, and 2.5 ms of it
+#      zoomed), build/trace/NAME.strace (the log), NAME.calls.tsv (every
+#      call parsed), and build/trace/index.html, every picture there is.
+#
+# What strace records: the calls that matter to an I/O loop (-e trace= the
+# descriptor and network calls, futex, clone), with --seccomp-bpf so the
+# calls left out cost nothing; -s 0 (no data copied out), -qq, no signal
+# lines. Every traced call still stops the thread twice: times are longer
+# than without strace, the order and the shape are what the picture shows.
+#
+# --figures regenerates the pictures the chapters show: it traces
+# echo-threads, echo-epoll-lt, echo-dotnet-async, echo-uring and
+# echo-uring-sqpoll and copies each picture it could draw to
+# chapters/NN-slug/figures/trace-NAME.svg (one it could not, say without the
+# .NET SDK, leaves the chapter's as it is).
+#
+# Exit status: 0 done; 2 bad arguments (an unknown name: the names are
+# listed; an exercise's server: traced through its chapter's); 77 the server
+# cannot run here (io_uring refused, no .NET SDK, no Wine), with the reason;
+# 1 anything else. Environment: BUILD (default build), TRACE_OUT (default
+# $BUILD/trace), PYTHON (default python3), and another load: TRACE_CONNS
+# (connections, default 8), TRACE_MSGS (messages on each, 100), TRACE_DEPTH
+# (messages in flight on each, 1).
+set -uo pipefail
+export LC_ALL=C # a decimal point in $EPOCHREALTIME, whatever the locale
+top="$(cd "$(dirname "$0")/../../.." && pwd)"
+cd "$top" || exit 1
+BUILD="${BUILD:-$top/build}"
+out="${TRACE_OUT:-$BUILD/trace}"
+python="${PYTHON:-python3}"
+here=common/tools/trace
+# the load (the picture's notes say it in words: keep them in step)
+load_conns=${TRACE_CONNS:-8} load_msgs=${TRACE_MSGS:-100} load_len=128 pause=0.6 load_depth=${TRACE_DEPTH:-1}
+
+die() {
+    local code=$1
+    shift
+    echo "trace: $*" >&2
+    exit "$code"
+}
+usage() { echo "usage:" >&2; sed -n '5,6p' "$0" | sed 's/^#/ /' >&2; }
+
+# ---- the server table -----------------------------------------------------------
+table=""
+for t in common/servers.txt tests/suite/servers.txt; do
+    [ -f "$t" ] && { table=$t; break; }
+done
+
+# server_names: every NAME of the table that can be traced (not the
+# exercises'), in its order.
+server_names() { awk '/^[A-Za-z0-9]/ && / chapter:/ { print $1 }' "$table"; }
+
+# server_line NAME: its line, or nothing.
+server_line() { awk -v n="$1" '/^[A-Za-z0-9]/ && $1 == n { print; exit }' "$table"; }
+
+# exercise_check NAME: exit 2 if NAME is an exercise's server.
+exercise_check() {
+    local line others
+    line=$(server_line "$1")
+    [[ "$line" == *" exercise:"* ]] || return 0
+    others=$(awk -v c="$(awk '{ print $2 }' <<<"$line")" \
+        '/^[A-Za-z0-9]/ && $2 == c && / chapter:/ { printf "%s ", $1 }' "$table")
+    die 2 "$1 is an exercise's server ($(grep -o 'exercise:[^ ]*' <<<"$line")): the learner's copy is not traced; trace a server of its chapter instead: ${others% }"
+}
+
+# ---- one server ---------------------------------------------------------------------
+
+# trace_one NAME: trace it and draw it; prints where the SVG is.
+trace_one() {
+    local name=$1 line chapter kind words env=() prog="" args=() w bin
+    line=$(server_line "$name")
+    read -r -a words <<<"$line"
+    chapter=${words[1]} kind=${words[2]}
+    for w in "${words[@]:3}"; do
+        if [ -z "$prog" ] && [[ "$w" == *=* ]] && [[ "$w" != *:* ]]; then
+            env+=("$w")
+        elif [ -z "$prog" ]; then
+            prog=$w
+        else
+            args+=("$w")
+        fi
+    done
+    case "$prog" in
+    chapter:*) bin="$BUILD/chapters/$chapter/${prog#chapter:}" ;;
+    *) die 1 "$table: $name: cannot read its program '$prog'" ;;
+    esac
+    if [ ! -x "$bin" ]; then
+        if [ -f "chapters/$chapter/dotnet/${prog#chapter:}/${prog#chapter:}.csproj" ] &&
+            ! command -v dotnet >/dev/null; then
+            die 77 "$name is a C# program and the .NET SDK is not installed (make deps): nothing to trace"
+        fi
+        die 1 "$bin is not built: run make first"
+    fi
+
+    local cmd=("$bin") stop=TERM
+    if [ "$kind" = win32 ]; then
+        local wine
+        wine=$(command -v wine64 || ls /usr/lib/wine/wine64 2>/dev/null || command -v wine) ||
+            die 77 "$name is a Windows program and Wine is not installed (make deps)"
+        [ -f "$BUILD/wine/prefix.ok" ] ||
+            die 77 "$name: no Wine prefix in $BUILD/wine/prefix yet: make test CH=09 creates it"
+        env+=("WINEPREFIX=$BUILD/wine/prefix" WINEDEBUG=-all "WINEDLLOVERRIDES=mscoree=;mshtml=")
+        cmd=("$wine" "$bin")
+        stop=INT # Ctrl-C for a Windows program; SIGTERM would kill it unhandled
+    fi
+    if [ "$kind" = uring ] && [ "$(cat /proc/sys/kernel/io_uring_disabled 2>/dev/null || echo 0)" = 2 ]; then
+        die 77 "$name uses io_uring, and this kernel refuses it to every process (kernel.io_uring_disabled = 2)"
+    fi
+
+    local tmp="$out/.$name.run" log="$out/$name.strace"
+    rm -rf "$tmp"
+    mkdir -p "$tmp" && : >"$tmp/server.out" || die 1 "cannot create $tmp"
+    # the server, under strace; strace's child is the server
+    env "${env[@]}" strace -f -ttt -T -Y -qq -s 0 -e signal=none --seccomp-bpf \
+        -e trace=%desc,%network,futex,clone,clone3,nanosleep,clock_nanosleep \
+        -o "$log" "${cmd[@]}" "${args[@]}" -p 0 >"$tmp/server.out" 2>"$tmp/server.err" </dev/null &
+    local strace_pid=$! pid="" port="" i
+    for ((i = 0; i < 600; i++)); do # 60 s: Wine and .NET start slowly under strace
+        port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$tmp/server.out" | head -n 1)
+        [ -n "$port" ] && break
+        if ! kill -0 "$strace_pid" 2>/dev/null; then
+            wait "$strace_pid"
+            local st=$?
+            [ "$st" = 77 ] && die 77 "$name cannot run here: $(tr '\n' ' ' <"$tmp/server.err")"
+            die 1 "$name exited with status $st before it listened: $(tr '\n' ' ' <"$tmp/server.err")"
+        fi
+        sleep 0.1
+    done
+    local t_listen
+    t_listen=$(date +%s.%N)
+    pid=$(cat "/proc/$strace_pid/task/$strace_pid/children" 2>/dev/null | awk '{ print $1 }')
+    if [ -z "$port" ] || [ -z "$pid" ]; then
+        [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+        kill -KILL "$strace_pid" 2>/dev/null
+        wait "$strace_pid" 2>/dev/null
+        die 1 "$name did not say 'listening on' within 60 s: $(tr '\n' ' ' <"$tmp/server.err")"
+    fi
+    echo "$t_listen listening" >"$tmp/marks"
+
+    # Every 20 ms, the server's threads as /proc shows them: their names,
+    # and the ones strace cannot see (io_uring's kernel threads).
+    (
+        while kill -0 "$pid" 2>/dev/null; do
+            now=$EPOCHREALTIME
+            for task in /proc/"$pid"/task/*; do
+                read -r comm <"$task/comm" 2>/dev/null || continue
+                stat=$(cat "$task/stat" 2>/dev/null) || continue
+                stat=${stat##*) }
+                read -r -a f <<<"$stat"
+                echo "$now ${task##*/} $((f[11] + f[12])) $comm"
+            done
+            sleep 0.02
+        done
+    ) >"$tmp/threads" 2>/dev/null &
+    local sampler=$!
+
+    sleep 0.05
+    # client A: half a message, a pause, the other half
+    (
+        {
+            echo "$(date +%s.%N) A sends its first half" >>"$tmp/marks"
+            printf 'first half '
+            sleep "$pause"
+            echo "$(date +%s.%N) A sends its second half" >>"$tmp/marks"
+            printf 'second half'
+        } | timeout 20 "$BUILD/common/tools/echo-client" -p "$port" -t 15 >"$tmp/a.out" 2>"$tmp/a.err"
+        echo $? >"$tmp/a.status"
+    ) &
+    local client=$!
+    sleep 0.1
+    echo "$(date +%s.%N) load starts" >>"$tmp/marks"
+    timeout 30 "$BUILD/common/tools/echo-load" -p "$port" -c "$load_conns" -n "$load_msgs" \
+        -l "$load_len" -D "$load_depth" -t 20 >"$tmp/load.out" 2>&1
+    local load_status=$?
+    echo "$(date +%s.%N) load ends" >>"$tmp/marks"
+    wait "$client"
+    sleep 0.05
+    echo "$(date +%s.%N) SIG$stop" >>"$tmp/marks"
+    kill -"$stop" "$pid" 2>/dev/null
+    for ((i = 0; i < 100; i++)); do
+        kill -0 "$strace_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$strace_pid" 2>/dev/null; then
+        kill -KILL "$pid" 2>/dev/null
+        wait "$strace_pid" 2>/dev/null
+        wait "$sampler" 2>/dev/null
+        die 1 "$name did not exit within 10 s of SIG$stop"
+    fi
+    wait "$strace_pid"
+    local server_status=$?
+    wait "$sampler" 2>/dev/null
+
+    [ "$load_status" = 0 ] || die 1 "$name: echo-load failed (status $load_status): $(cat "$tmp/load.out")"
+    [ "$(cat "$tmp/a.status")" = 0 ] && [ "$(cat "$tmp/a.out")" = "first half second half" ] ||
+        die 1 "$name: client A got '$(cat "$tmp/a.out")' back, status $(cat "$tmp/a.status"): $(cat "$tmp/a.err")"
+    [ "$server_status" = 0 ] ||
+        echo "trace: note: $name exited with status $server_status after SIG$stop" >&2
+
+    local machine
+    machine="$(nproc)-core $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1 | sed 's/ [0-9]*-Core Processor//'), Linux $(uname -r | cut -d- -f1), $(strace -V | head -n 1 | sed 's/ -- version//'), $(date -u +%Y-%m-%d)"
+    if ! "$python" "$here/timeline.py" "$log" -o "$out/$name.svg" --calls "$out/$name.calls.tsv" \
+        --threads "$tmp/threads" --marks "$tmp/marks" \
+        --title "$name (chapter ${chapter%%-*}): every system call of every thread, one run under strace" \
+        --note "Load: client A sends 'first half ', waits ${pause} s, sends 'second half'; meanwhile echo-load sends $load_msgs messages of $load_len bytes on each of $load_conns connections, $([ "$load_depth" = 1 ] && echo "one at a time" || echo "$load_depth at a time")." \
+        --note "Server: ${env[*]:+${env[*]} }${cmd[*]#"$top"/} ${args[*]:+${args[*]} }-p 0. Drawn by make trace S=$name from strace -f -ttt -T on a $machine."; then
+        die 1 "$name: timeline.py could not draw $log"
+    fi
+    rm -rf "$tmp"
+    local ncalls nthreads
+    ncalls=$(wc -l <"$out/$name.calls.tsv")
+    nthreads=$(cut -f1 "$out/$name.calls.tsv" | sort -u | wc -l)
+    echo "trace: $name: ${out#"$top"/}/$name.svg ($ncalls system calls, $nthreads thread$([ "$nthreads" = 1 ] || echo s) traced)"
+}
+
+# index.html: every picture in $out, one under another.
+write_index() {
+    local svg n
+    {
+        echo '<!DOCTYPE html>'
+        echo '<html lang="en"><head><meta charset="utf-8"><title>make trace: what each server did</title>'
+        echo '<style>body { font-family: sans-serif; margin: 1em; } img { max-width: 100%; border: 1px solid #ccc; }</style>'
+        echo '</head><body><h1>What each server did, system call by system call</h1>'
+        echo '<p>One run of each server under <code>strace -f</code>, drawn by <code>make trace</code>. Hover over a bar for its call.</p>'
+        for svg in "$out"/*.svg; do
+            [ -f "$svg" ] || continue
+            n=$(basename "$svg" .svg)
+            echo "<h2 id=\"$n\">$n</h2>"
+            echo "<p><a href=\"$n.svg\"><img src=\"$n.svg\" alt=\"timeline of $n\"></a></p>"
+        done
+        echo '</body></html>'
+    } >"$out/index.html"
+}
+
+# ---- main ---------------------------------------------------------------------------
+[ $# -eq 1 ] || { usage; exit 2; }
+if [ -z "$1" ]; then
+    echo "trace: which server? make trace S=NAME[,NAME...], one of:" >&2
+    server_names | paste -sd' ' | fold -s -w 78 | sed 's/^/  /' >&2
+    exit 2
+fi
+case "$1" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
+[ -n "$table" ] || die 1 "no server table (common/servers.txt or tests/suite/servers.txt)"
+figures=0
+if [ "$1" = --figures ]; then
+    figures=1
+    set -- echo-threads,echo-epoll-lt,echo-dotnet-async,echo-uring,echo-uring-sqpoll
+fi
+IFS=, read -r -a names <<<"$1"
+[ ${#names[@]} -gt 0 ] || { usage; exit 2; }
+for n in "${names[@]}"; do
+    if [ -z "$(server_line "$n")" ]; then
+        echo "trace: no server named '$n' in $table; the servers are:" >&2
+        server_names | paste -sd' ' | fold -s -w 78 | sed 's/^/  /' >&2
+        exit 2
+    fi
+    exercise_check "$n"
+done
+command -v strace >/dev/null || die 1 "strace is not installed (make deps)"
+command -v "$python" >/dev/null || die 1 "python3 is not installed (make deps)"
+[ -x "$BUILD/common/tools/echo-load" ] && [ -x "$BUILD/common/tools/echo-client" ] ||
+    die 1 "build/common/tools/echo-load is not built: run make first"
+mkdir -p "$out" || die 1 "cannot create $out"
+[ "$figures" = 0 ] || touch "$out/.figures-start"
+
+status=0
+for n in "${names[@]}"; do
+    ( trace_one "$n" )
+    st=$?
+    [ "$st" = 0 ] || { [ "$status" != 0 ] && [ "$status" != 77 ] || status=$st; }
+done
+write_index
+echo "trace: all pictures: ${out#"$top"/}/index.html"
+if [ "$figures" = 1 ]; then # each picture drawn now replaces the chapter's
+    for n in "${names[@]}"; do
+        [ -f "$out/$n.svg" ] && [ "$out/$n.svg" -nt "$out/.figures-start" ] || {
+            echo "trace: $n was not drawn: its chapter keeps the picture it has" >&2
+            continue
+        }
+        ch=$(server_line "$n" | awk '{ print $2 }')
+        mkdir -p "chapters/$ch/figures" && cp "$out/$n.svg" "chapters/$ch/figures/trace-$n.svg" ||
+            die 1 "cannot copy $n.svg into chapters/$ch/figures"
+        echo "trace: chapters/$ch/figures/trace-$n.svg"
+    done
+    rm -f "$out/.figures-start"
+fi
+exit $status
