@@ -146,3 +146,19 @@ print(len(root.findall(".//{http://www.w3.org/2000/svg}rect")), "rects")' "$1"
     assert_failure 2
     assert_output --partial "usage:"
 }
+
+@test "every trace picture a chapter shows is standalone SVG drawn by make trace, and its README shows it" {
+    local fig n=0 ch name
+    for fig in "$TOP"/chapters/[0-9][0-9]-*/figures/trace-*.svg; do
+        [ -f "$fig" ] || continue
+        n=$((n + 1))
+        ch=$(basename "$(dirname "$(dirname "$fig")")")
+        name=$(basename "$fig" .svg)
+        name=${name#trace-}
+        svg_check "$fig"
+        grep -q "Drawn by make trace S=$name from strace" "$fig" || fail "$fig: not drawn by make trace S=$name"
+        grep -q "](figures/trace-$name.svg)" "$TOP/chapters/$ch/README.md" ||
+            fail "chapters/$ch/README.md does not show figures/trace-$name.svg"
+    done
+    [ "$n" -ge 4 ] || fail "expected the chapters to show at least 4 trace pictures (02, 04, 08 twice), found $n"
+}
