@@ -40,26 +40,25 @@ if command -v apt-get >/dev/null; then
     for p in "${apt_pkgs[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
     done
-    if ! have_dotnet; then
-        # the newest SDK package this distribution has, if any
-        dotnet_pkg=""
+    # the newest .NET SDK package this distribution has, if any; asked after
+    # apt-get update when one runs, for a fresh machine's lists are empty
+    dotnet_pkg() {
+        have_dotnet && return 0
         for p in dotnet-sdk-10.0 dotnet-sdk-9.0 dotnet-sdk-8.0; do
-            if apt-cache show "$p" >/dev/null 2>&1; then
-                dotnet_pkg=$p
-                break
+            if apt-cache show "$p" 2>/dev/null | grep '^Version:' >/dev/null; then
+                missing+=("$p")
+                return 0
             fi
         done
-        if [ -n "$dotnet_pkg" ]; then
-            missing+=("$dotnet_pkg")
-        else
-            dotnet_note "$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-this distribution}")"
-        fi
-    fi
+        dotnet_note "$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-this distribution}")"
+    }
+    [ ${#missing[@]} -gt 0 ] || dotnet_pkg
     if [ ${#missing[@]} -eq 0 ]; then
         echo "deps: every package is installed."
         exit 0
     fi
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    [[ " ${missing[*]} " == *" dotnet-sdk-"* ]] || dotnet_pkg
     # One name the archive lacks would fail the whole install: leave it out,
     # and say so (Ubuntu has no chromium deb, only a snap; make doctor says
     # what each package is for, and the tests that need it skip).
