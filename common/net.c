@@ -113,6 +113,17 @@ bad:
     exit(2);
 }
 
+void net_cli_none(int argc, char **argv, const char *summary)
+{
+    const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+    int help = argc == 2 && strcmp(argv[1], "-h") == 0;
+
+    if (argc == 1)
+        return;
+    fprintf(help ? stdout : stderr, "usage: %s\n%s\n", prog, summary);
+    exit(help ? 0 : 2);
+}
+
 /* A TCP socket that is not inherited across exec(). Linux and FreeBSD set
  * close-on-exec atomically with SOCK_CLOEXEC; macOS has no such flag. */
 static int net__socket(void)
@@ -433,5 +444,18 @@ void net_die(int err, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fprintf(stderr, ": %s\n", strerror(err));
+    exit(1);
+}
+
+void net_unexpected(const char *fmt, ...)
+{
+    va_list ap;
+
+    fflush(stdout);
+    fputs("unexpected: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
     exit(1);
 }

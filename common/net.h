@@ -48,6 +48,11 @@ struct net_cli_extra {
 void net_cli_parse(struct net_cli *cli, int argc, char **argv, const char *summary,
                    const struct net_cli_extra *extra);
 
+/* The command line of a demonstration that takes no argument: returns when
+ * there is none; with -h, prints "usage: PROG" and `summary` (one line) on
+ * stdout and exits 0; with anything else, the same on stderr and exits 2. */
+void net_cli_none(int argc, char **argv, const char *summary);
+
 /* Parse a decimal integer in [min, max]; returns 0 or -EINVAL. */
 int net_parse_int(const char *s, long min, long max, long *out);
 
@@ -142,5 +147,10 @@ int net_signalfd_or_die(int flags);
 
 /* Print "what: strerror(err)" on stderr and exit 1. err is a positive errno. */
 _Noreturn void net_die(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A tour (a program that shows a mechanism step by step and checks every
+ * step) saw what it did not expect: flush stdout, so that the steps so far
+ * come first, print "unexpected: " and the message on stderr, exit 1. */
+_Noreturn void net_unexpected(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -165,16 +165,9 @@ int main(int argc, char **argv)
     char *buf;
     int status = 0;
 
-    if (argc == 2 && strcmp(argv[1], "-h") == 0) {
-        printf("usage: short-write-demo\n"
-               "Show write() on a blocking socket returning a short count, and -1/EINTR,\n"
-               "when SIGALRM interrupts it; then the same with SA_RESTART.\n");
-        return 0;
-    }
-    if (argc != 1) {
-        fprintf(stderr, "usage: short-write-demo   (no arguments; -h for help)\n");
-        return 2;
-    }
+    net_cli_none(argc, argv,
+                 "Show write() on a blocking socket returning a short count, and -1/EINTR,\n"
+                 "when SIGALRM interrupts it; then the same with SA_RESTART.");
     signal(SIGPIPE, SIG_IGN); /* a write to the reset peer fails with EPIPE, not a kill */
     buf = calloc(1, DEMO_WRITE_SIZE);
     if (!buf)

@@ -32,7 +32,6 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,19 +44,6 @@
 #define FILE_BYTES (1024 * 1024)
 
 static char chunk[CHUNK];
-
-static _Noreturn __attribute__((format(printf, 1, 2))) void unexpected(const char *fmt, ...)
-{
-    va_list ap;
-
-    fflush(stdout);
-    fprintf(stderr, "unexpected: ");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\n");
-    exit(1);
-}
 
 static const char *errname(int err)
 {
@@ -88,8 +74,8 @@ static void step_read_empty(int fd)
     long long took = clock_now_us() - t0;
 
     if (n != -1 || err != EAGAIN)
-        unexpected("read() on an empty non-blocking socket returned %zd (%s)", n,
-                   n < 0 ? errname(err) : "data");
+        net_unexpected("read() on an empty non-blocking socket returned %zd (%s)", n,
+                       n < 0 ? errname(err) : "data");
     printf("  read(fd=%d, 1) = -1 %s after %lld us: nothing to read, and the call did not wait\n",
            fd, errname(err), took);
 }
@@ -120,7 +106,8 @@ static size_t step_fill(int fd)
             return total;
         }
     }
-    unexpected("the socket stayed writable after %zu bytes to a peer that does not read", total);
+    net_unexpected("the socket stayed writable after %zu bytes to a peer that does not read",
+                   total);
 }
 /* end snippet */
 
@@ -150,7 +137,8 @@ static void step_drain_then_short_write(int fd, int peer, size_t filled)
             net_die(n < 0 ? errno : EIO, "read(fd=%d)", peer);
         drained += (size_t)n;
         if (drained >= filled)
-            unexpected("the peer read all %zu bytes and poll() never reported POLLOUT", drained);
+            net_unexpected("the peer read all %zu bytes and poll() never reported POLLOUT",
+                           drained);
     }
     printf("  the peer read %zu bytes, then poll() reported POLLOUT\n", drained);
 
@@ -159,15 +147,15 @@ static void step_drain_then_short_write(int fd, int peer, size_t filled)
     while ((n = write(fd, big, BIG_WRITE)) < 0 && errno == EINTR)
         ;
     if (n <= 0 || n >= BIG_WRITE)
-        unexpected("write(fd=%d, %d) after POLLOUT returned %zd (%s)", fd, BIG_WRITE, n,
-                   n < 0 ? errname(errno) : "expected a short count");
+        net_unexpected("write(fd=%d, %d) after POLLOUT returned %zd (%s)", fd, BIG_WRITE, n,
+                       n < 0 ? errname(errno) : "expected a short count");
     printf("  write(fd=%d, %d) = %zd: a short write; the kernel took what fit\n", fd, BIG_WRITE, n);
     n = write(fd, big, BIG_WRITE);
     printf("  write(fd=%d, %d) again = %zd %s: full again\n", fd, BIG_WRITE, n,
            n < 0 ? errname(errno) : "");
     free(big);
     if (n >= 0)
-        unexpected("a write right after a short write succeeded");
+        net_unexpected("a write right after a short write succeeded");
 }
 /* end snippet */
 
@@ -187,17 +175,17 @@ static void step_connect(int port, int expect_err)
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     t0 = clock_now_us();
     if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno != EINPROGRESS)
-        unexpected("non-blocking connect(127.0.0.1:%d) did not return EINPROGRESS", port);
+        net_unexpected("non-blocking connect(127.0.0.1:%d) did not return EINPROGRESS", port);
     printf("  connect(fd=%d, 127.0.0.1:%d) = -1 %s: the handshake goes on without us\n", fd, port,
            errname(errno));
     ok = writable_within(fd, 5000);
     if (!ok || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
-        unexpected("the connecting socket did not become writable within 5 s");
+        net_unexpected("the connecting socket did not become writable within 5 s");
     printf("  poll(POLLOUT): writable after %lld us; getsockopt(SO_ERROR) = %s\n",
            clock_now_us() - t0, err ? errname(err) : "0 (connected)");
     close(fd);
     if (err != expect_err)
-        unexpected("SO_ERROR was %s, expected %s", errname(err), errname(expect_err));
+        net_unexpected("SO_ERROR was %s, expected %s", errname(err), errname(expect_err));
 }
 /* end snippet */
 
@@ -259,7 +247,7 @@ static void step_regular_file(const char *dir)
            n, p.revents & POLLIN ? " POLLIN" : "", p.revents & POLLOUT ? " POLLOUT" : "",
            clock_now_us() - t0, in, FILE_BYTES / 4096, dir);
     if (n != 1 || (p.revents & (POLLIN | POLLOUT)) != (POLLIN | POLLOUT))
-        unexpected("poll() on a regular file did not report it ready at once");
+        net_unexpected("poll() on a regular file did not report it ready at once");
     for (int i = 0; i < 2; i++) {
         t0 = clock_now_us();
         if (pread(p.fd, chunk, CHUNK, 0) != CHUNK)

@@ -48,12 +48,7 @@ int main(int argc, char **argv)
     int sv[2], ep, fd, copy, n1, n2, del_old, del_copy;
     struct epoll_event ev = {.events = EPOLLIN};
 
-    if (argc != 1) {
-        fprintf(argc == 2 && strcmp(argv[1], "-h") == 0 ? stdout : stderr,
-                "usage: epoll-dup\nShows that close() leaves an fd in epoll while a dup() of it "
-                "lives.\n");
-        return argc == 2 && strcmp(argv[1], "-h") == 0 ? 0 : 2;
-    }
+    net_cli_none(argc, argv, "Shows that close() leaves an fd in epoll while a dup() of it lives.");
     /* snippet: dup */
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
         net_die(errno, "socketpair");

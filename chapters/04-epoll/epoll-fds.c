@@ -199,15 +199,8 @@ int main(int argc, char **argv)
     };
     int wrong = 0;
 
-    if (argc == 2 && strcmp(argv[1], "-h") == 0) {
-        printf("usage: epoll-fds\nShows which kinds of fd epoll can watch, next to what "
-               "poll() says about them.\n");
-        return 0;
-    }
-    if (argc != 1) {
-        fprintf(stderr, "usage: epoll-fds\n");
-        return 2;
-    }
+    net_cli_none(argc, argv,
+                 "Shows which kinds of fd epoll can watch, next to what poll() says about them.");
     printf("  %-18s %-20s %-9s %s\n", "fd (idle)", "poll() at once", "epoll_ctl",
            "epoll_wait at once");
     for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {

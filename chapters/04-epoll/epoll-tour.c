@@ -26,7 +26,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,19 +34,6 @@
 #include <unistd.h>
 
 #define NPIPES 100
-
-static _Noreturn __attribute__((format(printf, 1, 2))) void unexpected(const char *fmt, ...)
-{
-    va_list ap;
-
-    fflush(stdout);
-    fprintf(stderr, "unexpected: ");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\n");
-    exit(1);
-}
 
 static const char *errname(int err)
 {
@@ -143,7 +129,7 @@ static void step_ready_list(void)
         printf(" pipe %llu", (unsigned long long)evs[i].data.u64);
     printf("\n");
     if (n != 3)
-        unexpected("epoll_wait returned %d events for 3 ready pipes", n);
+        net_unexpected("epoll_wait returned %d events for 3 ready pipes", n);
 
     /* A batch of 2 for 3 ready: the third waits, and comes first next time. */
     n = wait_for(ep, evs, 2, 0);
@@ -152,7 +138,7 @@ static void step_ready_list(void)
     n = wait_for(ep, evs, 2, 0);
     printf("; again = %d: pipe %llu first\n", n, (unsigned long long)evs[0].data.u64);
     if (n != 2 || evs[0].data.u64 != (uint64_t)ready[2])
-        unexpected("the pipe left out of a full batch did not come first in the next one");
+        net_unexpected("the pipe left out of a full batch did not come first in the next one");
     /* end snippet */
     for (int i = 0; i < NPIPES; i++) {
         close(p[i][0]);
@@ -175,13 +161,13 @@ static void step_level_triggered(void)
         n += wait_for(ep, &ev, 1, 0);
     printf("  3 bytes in a pipe, nothing read: reported by %d of 3 epoll_wait() calls\n", n);
     if (n != 3)
-        unexpected("level-triggered epoll reported unread bytes %d times of 3", n);
+        net_unexpected("level-triggered epoll reported unread bytes %d times of 3", n);
     if (read(p[0], buf, 1) != 1)
         net_die(errno, "read(fd=%d)", p[0]);
     n = wait_for(ep, &ev, 1, 0);
     printf("  1 byte read, 2 left: reported again (%d)\n", n);
     if (read(p[0], buf, sizeof(buf)) != 2 || (n = wait_for(ep, &ev, 1, 0)) != 0)
-        unexpected("after reading everything epoll_wait returned %d", n);
+        net_unexpected("after reading everything epoll_wait returned %d", n);
     printf("  the rest read: epoll_wait() = 0, the pipe left the ready list\n");
     close(p[0]);
     close(p[1]);
@@ -204,14 +190,14 @@ static void step_epollout(void)
            "  returned at once, in %.0f ms\n",
            n, (double)(clock_now_ns() - t0) / 1e6);
     if (n != 100000)
-        unexpected("EPOLLOUT was not reported on every call");
+        net_unexpected("EPOLLOUT was not reported on every call");
     ev.events = EPOLLIN;
     if (epoll_ctl(ep, EPOLL_CTL_MOD, a, &ev) < 0)
         net_die(errno, "epoll_ctl(MOD, fd=%d)", a);
     n = wait_for(ep, &ev, 1, 200);
     printf("  EPOLL_CTL_MOD to EPOLLIN only: epoll_wait(200 ms) = %d, the loop can sleep\n", n);
     if (n != 0)
-        unexpected("epoll_wait reported %s without EPOLLOUT asked", evname(ev.events));
+        net_unexpected("epoll_wait reported %s without EPOLLOUT asked", evname(ev.events));
     /* end snippet */
     close(a);
     close(b);
@@ -231,11 +217,11 @@ static void step_err_hup(void)
     n = wait_for(ep, &ev, 1, 0);
     printf("  pipe read end, events 0, writer closed: %d event, %s\n", n, evname(ev.events));
     if (n != 1 || !(ev.events & EPOLLHUP))
-        unexpected("no EPOLLHUP for a pipe whose writer closed");
+        net_unexpected("no EPOLLHUP for a pipe whose writer closed");
     n = wait_for(ep, &ev, 1, 0) + wait_for(ep, &ev, 1, 0);
     printf("  and again on %d of the next 2 calls: level-triggered, like the rest\n", n);
     if (n != 2)
-        unexpected("EPOLLHUP was reported %d times of 2 after the first", n);
+        net_unexpected("EPOLLHUP was reported %d times of 2 after the first", n);
     epoll_ctl(ep, EPOLL_CTL_DEL, rp[0], NULL);
 
     add(ep, wp[1], 0, 2);
@@ -243,7 +229,7 @@ static void step_err_hup(void)
     n = wait_for(ep, &ev, 1, 0);
     printf("  pipe write end, events 0, reader closed: %d event, %s\n", n, evname(ev.events));
     if (n != 1 || !(ev.events & EPOLLERR))
-        unexpected("no EPOLLERR for a pipe whose reader closed");
+        net_unexpected("no EPOLLERR for a pipe whose reader closed");
     epoll_ctl(ep, EPOLL_CTL_DEL, wp[1], NULL);
 
     tcp_pair(&a, &b);
@@ -254,7 +240,7 @@ static void step_err_hup(void)
     n = wait_for(ep, &ev, 1, 2000);
     printf("  TCP socket, events 0, peer reset: %d event, %s\n", n, evname(ev.events));
     if (n != 1 || !(ev.events & (EPOLLERR | EPOLLHUP)))
-        unexpected("no EPOLLERR/EPOLLHUP for a reset TCP connection");
+        net_unexpected("no EPOLLERR/EPOLLHUP for a reset TCP connection");
     close(a);
     close(rp[0]);
     close(wp[1]);
@@ -276,14 +262,14 @@ static void step_rdhup(void)
     n = wait_for(ep, &ev, 1, 2000);
     printf("  the peer sent 3 bytes and half-closed: %s\n", n ? evname(ev.events) : "nothing");
     if (n != 1 || !(ev.events & EPOLLRDHUP))
-        unexpected("no EPOLLRDHUP after the peer's shutdown(SHUT_WR)");
+        net_unexpected("no EPOLLRDHUP after the peer's shutdown(SHUT_WR)");
     n = (int)read(a, buf, sizeof(buf));
     printf("  read() = %d, read() again = %d (EOF)\n", n, (int)read(a, buf, sizeof(buf)));
     n = wait_for(ep, &ev, 1, 0) + wait_for(ep, &ev, 1, 0);
     printf("  after EOF, still asked for EPOLLIN: reported by %d of 2 calls (%s)\n", n,
            evname(ev.events));
     if (n != 2)
-        unexpected("EOF was not reported again while EPOLLIN stayed armed");
+        net_unexpected("EOF was not reported again while EPOLLIN stayed armed");
     /* end snippet */
     close(a);
     close(b);
@@ -298,7 +284,7 @@ static void show_ctl(const char *what, int ep, int op, int fd, int expect)
 
     printf("  %-52s -> %s\n", what, r == 0 ? "0" : errname(err));
     if (err != expect)
-        unexpected("%s: expected %s", what, errname(expect));
+        net_unexpected("%s: expected %s", what, errname(expect));
 }
 
 static void step_ctl_errors(void)
@@ -329,15 +315,7 @@ static void step_ctl_errors(void)
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "-h") == 0) {
-        printf("usage: epoll-tour\nShows the rules of epoll, one step at a time, each "
-               "checked.\n");
-        return 0;
-    }
-    if (argc != 1) {
-        fprintf(stderr, "usage: epoll-tour\n");
-        return 2;
-    }
+    net_cli_none(argc, argv, "Shows the rules of epoll, one step at a time, each checked.");
     signal(SIGPIPE, SIG_IGN); /* step 4 writes nothing, but be safe with closed pipes */
     printf("step 1: the interest list and the ready list\n");
     step_ready_list();

@@ -31,7 +31,6 @@
 #include <fcntl.h>
 #include <linux/sockios.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,19 +40,6 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-static _Noreturn __attribute__((format(printf, 1, 2))) void unexpected(const char *fmt, ...)
-{
-    va_list ap;
-
-    fflush(stdout);
-    fputs("unexpected: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(1);
-}
 
 /* An epoll instance watching one fd with `events`. */
 static int watch_one(int fd, uint32_t events)
@@ -137,20 +123,20 @@ static void step_edge(void)
         n += events_in(ep, i == 0 ? 1000 : 0);
     printf("  3 bytes in a socket, nothing read: reported by %d of 3 epoll_wait() calls\n", n);
     if (n != 1)
-        unexpected("edge-triggered epoll reported unread bytes %d times of 3", n);
+        net_unexpected("edge-triggered epoll reported unread bytes %d times of 3", n);
     if (read(srv, &c, 1) != 1)
         net_die(errno, "read(fd=%d)", srv);
     n = events_in(ep, 0);
     printf("  1 byte read, 2 left: epoll_wait() = %d, reading makes no edge\n", n);
     if (n != 0)
-        unexpected("a read() produced an edge");
+        net_unexpected("a read() produced an edge");
     send_bytes(cli, "d");
     n = events_in(ep, 1000);
     printf("  1 more byte sent: epoll_wait() = %d, a new arrival is a new edge;"
            " read() then finds %ld bytes\n",
            n, drain(srv));
     if (n != 1)
-        unexpected("a new arrival with old bytes unread was not reported");
+        net_unexpected("a new arrival with old bytes unread was not reported");
     close(cli);
     close(srv);
     close(ep);
@@ -169,7 +155,7 @@ static void wait_queued(int fd, int bytes)
             usleep(1000);
     }
     if (queued < bytes)
-        unexpected("only %d of %d bytes arrived within a second", queued, bytes);
+        net_unexpected("only %d of %d bytes arrived within a second", queued, bytes);
 }
 
 /* snippet: stall */
@@ -194,7 +180,7 @@ static void step_stall(void)
     printf("  %d bytes still in the socket, and epoll_wait(500 ms) = %d: nothing will say so\n",
            waiting, n);
     if (got != (ssize_t)sizeof(buf) || waiting != (int)(sizeof(big) - sizeof(buf)) || n != 0)
-        unexpected("expected 65536 bytes read, 32768 waiting and no event");
+        net_unexpected("expected 65536 bytes read, 32768 waiting and no event");
     printf("  read until EAGAIN: %ld more bytes, then EAGAIN\n", drain(srv));
     /* end snippet */
     close(cli);
@@ -215,7 +201,7 @@ static void step_epollout(void)
         n += events_in(ep, 0);
     printf("  EPOLLOUT|EPOLLET, nothing to send: reported by %d of 100000 calls\n", n);
     if (n != 1)
-        unexpected("an idle writable socket was reported %d times", n);
+        net_unexpected("an idle writable socket was reported %d times", n);
     for (int round = 0; round < 2; round++) {
         /* The peer reads nothing: write until the socket is full. A late ACK
          * may still free a little room, so settle, then fill it again. */
@@ -237,7 +223,7 @@ static void step_epollout(void)
     n = events_in(ep, 0) + events_in(ep, 0);
     printf("  the peer reads everything: EPOLLOUT reported again (%d), room came back\n", n);
     if (n < 1)
-        unexpected("no EPOLLOUT edge once the full socket drained");
+        net_unexpected("no EPOLLOUT edge once the full socket drained");
     close(cli);
     close(srv);
     close(ep);
@@ -257,7 +243,8 @@ static void step_mod(void)
            " epoll_wait() = %d\n",
            before, after);
     if (before != 1 || after != 1)
-        unexpected("expected one edge before the MOD and one after, got %d and %d", before, after);
+        net_unexpected("expected one edge before the MOD and one after, got %d and %d", before,
+                       after);
     close(cli);
     close(srv);
     close(ep);
@@ -279,7 +266,7 @@ static void step_oneshot(void)
            " %d event at once\n",
            first, after, rearmed);
     if (first != 1 || after != 0 || rearmed != 1)
-        unexpected("EPOLLONESHOT did not disable the fd until re-armed");
+        net_unexpected("EPOLLONESHOT did not disable the fd until re-armed");
     close(cli);
     close(srv);
     close(ep);
@@ -321,13 +308,13 @@ static void two_threads(const char *mode, uint32_t events, bool more_arrives, in
     printf("  %-28s thread A got %d event; then thread B got %d%s\n", mode, a, b,
            b ? ": two threads on one fd" : "");
     if (a != 1 || b != expect_b)
-        unexpected("%s: expected thread B to get %d event(s), got %d", mode, expect_b, b);
+        net_unexpected("%s: expected thread B to get %d event(s), got %d", mode, expect_b, b);
     if (events & EPOLLONESHOT) {
         rearm(ep, srv, events); /* A is done: hand it back */
         b = second_thread_events(ep);
         printf("  %-28s A re-arms it: thread B gets %d event\n", "", b);
         if (b != 1)
-            unexpected("after the re-arm thread B got %d events", b);
+            net_unexpected("after the re-arm thread B got %d events", b);
     }
     close(cli);
     close(srv);
@@ -337,15 +324,8 @@ static void two_threads(const char *mode, uint32_t events, bool more_arrives, in
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "-h") == 0) {
-        printf("usage: et-tour\nShows edge-triggered epoll and EPOLLONESHOT, one step at a "
-               "time, each checked.\n");
-        return 0;
-    }
-    if (argc != 1) {
-        fprintf(stderr, "usage: et-tour\n");
-        return 2;
-    }
+    net_cli_none(argc, argv,
+                 "Shows edge-triggered epoll and EPOLLONESHOT, one step at a time, each checked.");
     printf("step 1: edge-triggered: reported once per change\n");
     step_edge();
     printf("step 2: the stall: one read per edge leaves bytes nobody reports\n");

@@ -31,26 +31,12 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static _Noreturn __attribute__((format(printf, 1, 2))) void unexpected(const char *fmt, ...)
-{
-    va_list ap;
-
-    fflush(stdout);
-    fputs("unexpected: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(1);
-}
 
 static int kq_open(void)
 {
@@ -121,7 +107,7 @@ static void step_oneshot(void)
     printf("  another byte: %d events; EV_DELETE then: %s, the knote is gone\n", after,
            err_name(err));
     if (first != 1 || !(ev.flags & EV_ONESHOT) || after != 0 || err != ENOENT)
-        unexpected("EV_ONESHOT: expected 1 event, then none and ENOENT");
+        net_unexpected("EV_ONESHOT: expected 1 event, then none and ENOENT");
     close(p[0]);
     close(p[1]);
     close(kq);
@@ -149,7 +135,7 @@ static void step_dispatch(void)
     printf("  EV_DELETE: %s, the knote was still there\n", err_name(err));
     /* end snippet */
     if (first != 1 || after != 0 || rearmed != 1 || ev.data != 2 || ev.udata != &conn || err)
-        unexpected("EV_DISPATCH: expected 1 event, none while disabled, 1 with data 2 after");
+        net_unexpected("EV_DISPATCH: expected 1 event, none while disabled, 1 with data 2 after");
     close(p[0]);
     close(p[1]);
     close(kq);
@@ -199,8 +185,9 @@ static void step_user_wake(void)
            b.events, b.why);
     /* end snippet */
     if (b.events != 1 || b.why != (WAKE_NEWS | WAKE_STOP) || b.woke_at - woken_at > 1000)
-        unexpected("EVFILT_USER: thread B was not woken by the trigger (%d events, fflags 0x%x)",
-                   b.events, b.why);
+        net_unexpected(
+            "EVFILT_USER: thread B was not woken by the trigger (%d events, fflags 0x%x)", b.events,
+            b.why);
     close(b.kq);
 }
 
@@ -234,7 +221,7 @@ static void step_user_clear(void)
            " a change with EV_CLEAR: %d of 1\n",
            level, after);
     if (cleared != 1 || level != 3 || after != 0)
-        unexpected("EVFILT_USER: expected 1 of 3, 3 of 3 and 0 of 1");
+        net_unexpected("EVFILT_USER: expected 1 of 3, 3 of 3 and 0 of 1");
     close(kq);
 }
 
@@ -250,7 +237,7 @@ static void step_timer_clear(void)
     printf("  EV_ADD of a 10 ms timer, flags EV_ADD only: its event's flags %s EV_CLEAR\n",
            n == 1 && (ev.flags & EV_CLEAR) ? "have" : "lack");
     if (n != 1 || !(ev.flags & EV_CLEAR))
-        unexpected("EVFILT_TIMER: the event does not carry EV_CLEAR");
+        net_unexpected("EVFILT_TIMER: the event does not carry EV_CLEAR");
     close(kq);
 }
 
@@ -269,21 +256,15 @@ static void step_error_room(void)
     printf("  the same with nevents 0: kevent() = %d, errno %s\n", without_room, err_name(err));
     if (with_room != 1 || out.flags != EV_ERROR || out.data != ENOENT || without_room != -1 ||
         err != ENOENT)
-        unexpected("a failed change: expected an EV_ERROR entry, then -1 with ENOENT");
+        net_unexpected("a failed change: expected an EV_ERROR entry, then -1 with ENOENT");
     close(kq);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "-h") == 0) {
-        printf("usage: kq-tour\nShows EV_ONESHOT, EV_DISPATCH, EVFILT_USER, a timer's EV_CLEAR"
-               " and EV_ERROR, one step at a time, each checked.\n");
-        return 0;
-    }
-    if (argc != 1) {
-        fprintf(stderr, "usage: kq-tour\n");
-        return 2;
-    }
+    net_cli_none(argc, argv,
+                 "Shows EV_ONESHOT, EV_DISPATCH, EVFILT_USER, a timer's EV_CLEAR and EV_ERROR, "
+                 "one step at a time, each checked.");
     printf("step 1: EV_ONESHOT: one event, then the knote is deleted\n");
     step_oneshot();
     printf("step 2: EV_DISPATCH: one event, then the knote is disabled, not deleted\n");

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* uring-cat: uring-cat-raw on liburing.
  *
- * The same rounds as uring-cat-raw.c (DEPTH reads at consecutive offsets,
- * one io_uring_enter() to submit them and wait, then written out in file
- * order up to the first short read), with liburing doing the ring work:
+ * This is uring-cat-raw.c from this chapter, changed only in who does the
+ * ring work: the same rounds (DEPTH reads at consecutive offsets, one
+ * io_uring_enter() to submit them and wait, then written out in file order
+ * up to the first short read), with liburing in place of the raw_* helpers:
  *   io_uring_queue_init()    io_uring_setup() and the mmaps (raw_setup)
  *   io_uring_get_sqe()       a free SQE slot, or NULL when the SQ is full
  *   io_uring_prep_read()     fills the SQE (opcode, fd, addr, len, off)

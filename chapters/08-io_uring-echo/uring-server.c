@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* uring-server.c: the echo server of echo-uring and echo-uring-sqpoll.
  *
- * What changes from echo-uring-basic:
+ * This is echo-uring-basic.c's loop from this chapter, grown into a module,
+ * and the copy is the lesson: set them side by side. It changed only in:
  *   - one multishot accept (5.19) for the life of the listener, instead of
  *     one accept SQE per client;
  *   - one multishot recv (6.0) per connection, which takes a buffer from a

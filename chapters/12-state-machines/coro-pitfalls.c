@@ -102,12 +102,9 @@ int main(int argc, char **argv)
     long sent = 0;
     int p[2], resumes = 0;
 
-    if (argc != 1) {
-        int help = argc == 2 && strcmp(argv[1], "-h") == 0;
-        fprintf(help ? stdout : stderr, "usage: coro-pitfalls\nShows a local losing its value "
-                                        "across an AWAIT, and an AWAIT inside a nested switch.\n");
-        return help ? 0 : 2;
-    }
+    net_cli_none(argc, argv,
+                 "Shows a local losing its value across an AWAIT, and an AWAIT inside a nested "
+                 "switch.");
     if (pipe2(p, O_NONBLOCK | O_CLOEXEC) < 0)
         net_die(errno, "pipe2");
     count.fd = p[0];

@@ -36,11 +36,7 @@ setup() {
         cmp "$BATS_TEST_TMPDIR/in$size" "$BATS_TEST_TMPDIR/out$size" ||
             fail "copy of a $size-byte file under faults differs: got $(stat -c %s "$BATS_TEST_TMPDIR/out$size") bytes"
     done
-    local sr sw
-    sr=$(faults_count short_reads)
-    sw=$(faults_count short_writes)
-    [ "$sr" -gt 0 ] && [ "$sw" -gt 0 ] ||
-        fail "expected injected short reads and writes, got short_reads=$sr short_writes=$sw"
+    faults_injected short_reads short_writes
 }
 
 @test "blocking-cat concatenates several files and reads - as standard input" {
@@ -176,16 +172,11 @@ setup() {
 }
 
 @test "SIGTERM while blocked in write() to a client that never reads exits 0 within 5 s" {
-    local fd writer
     server_start "${SERVER_CMD[@]}" -p 0
-    exec {fd}<>"/dev/tcp/127.0.0.1/$PORT"
-    head -c $((32 * 1024 * 1024)) /dev/zero >&"$fd" 2>/dev/null &
-    writer=$!
+    flood_never_reading
     wait_blocked_in write
     stop_within 5 TERM
-    kill "$writer" 2>/dev/null || true
-    wait "$writer" 2>/dev/null || true
-    exec {fd}>&-
+    flood_end
 }
 
 # ---- echo-naive: the bug of ignoring write()'s count -------------------------------

@@ -28,11 +28,7 @@ setup() {
     cmp -s "$in" "$in.out" ||
         fail "sent $(stat -c %s "$in") bytes, got $(stat -c %s "$in.out") back; first difference: $(cmp "$in" "$in.out" 2>&1 | head -n 1)"
     stop_within 10 TERM
-    local sw ei
-    sw=$(faults_count short_writes)
-    ei=$(faults_count eintr)
-    [ "$sw" -gt 0 ] && [ "$ei" -gt 0 ] ||
-        fail "the faults shim should have injected short writes and EINTR: short_writes=$sw eintr=$ei"
+    faults_injected short_writes eintr
 }
 
 @test "write-all: a client that resets mid-echo does not stop the next one being served" {
@@ -51,16 +47,11 @@ setup() {
 }
 
 @test "write-all: SIGTERM while blocked writing to a client that never reads exits 0 within 5 s" {
-    local fd writer
     server_start "$SERVER_BIN" -p 0
-    exec {fd}<>"/dev/tcp/127.0.0.1/$PORT"
     # We send and never read: the server's echo fills our receive buffer and
     # its send buffer, and its write() sleeps.
-    head -c $((32 * 1024 * 1024)) /dev/zero >&"$fd" 2>/dev/null 3>&- &
-    writer=$!
+    flood_never_reading
     wait_blocked_in write
     stop_within 5 TERM
-    kill "$writer" 2>/dev/null || true
-    wait "$writer" 2>/dev/null || true
-    exec {fd}>&-
+    flood_end
 }

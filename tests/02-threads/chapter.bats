@@ -191,14 +191,8 @@ $output"
 }
 
 @test "echo-pool: SIGTERM with busy workers, a full queue and a waiting acceptor exits 0 within 5 s" {
-    local fds=() fd i
-    server_start "$(pool_bin)" -p 0 -w 2 -q 1
-    for ((i = 0; i < 6; i++)); do
-        conn_open fd
-        fds+=("$fd")
-    done
-    expect_echo "${fds[0]}" first
-    stop_within 5
+    local fds=() fd
+    pool_stop_when_full "$(pool_bin)"
     for fd in "${fds[@]}"; do exec {fd}>&-; done
 }
 

@@ -30,26 +30,20 @@ setup() {
 }
 
 @test "stop-all: SIGTERM while a worker is asleep in write() to a client that never reads exits 0 within 5 s" {
-    local fd writer
+    local last=-1 now i
     server_start "$SERVER_BIN" -p 0
-    exec {fd}<>"/dev/tcp/127.0.0.1/$PORT"
-    head -c $((32 * 1024 * 1024)) /dev/zero >&"$fd" 2>/dev/null 3>&- &
-    writer=$!
-    _course_pids+=("$writer")
+    flood_never_reading
     # the worker's write() sleeps once the client's writes stall: the echo
     # has filled both directions' buffers
-    local last=-1 now i
     for ((i = 0; i < 20; i++)); do
         sleep 0.25
-        now=$(written_bytes "$writer") || break
+        now=$(written_bytes "$FLOOD_PID") || break
         [ "$now" = "$last" ] && break
         last=$now
     done
-    kill -0 "$writer" 2>/dev/null || fail "the client sent 32 MiB without reading: the server kept reading?"
+    kill -0 "$FLOOD_PID" 2>/dev/null || fail "the client sent 32 MiB without reading: the server kept reading?"
     stop_within 5
-    kill "$writer" 2>/dev/null || true
-    wait "$writer" 2>/dev/null || true
-    exec {fd}>&-
+    flood_end
 }
 
 @test "stop-all: SIGTERM with no client exits 0" {

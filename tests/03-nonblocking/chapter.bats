@@ -29,14 +29,7 @@ load ../helpers/echo_suite
 }
 
 @test "every program: bad arguments print usage on stderr and exit 2; -h exits 0" {
-    local p
-    for p in nonblock-demo echo-select echo-poll poll-cost; do
-        run "$(chapter_bin $p)" --bogus
-        [ "$status" -eq 2 ] || fail "$p --bogus: expected exit 2, got $status: $output"
-        assert_output --partial "usage:"
-        run "$(chapter_bin $p)" -h
-        [ "$status" -eq 0 ] || fail "$p -h: expected exit 0, got $status: $output"
-    done
+    usage_contract nonblock-demo echo-select echo-poll poll-cost
     run "$(chapter_bin echo-poll)" -p 70000
     assert_failure 2
 }

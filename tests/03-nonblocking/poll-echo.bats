@@ -18,14 +18,12 @@ setup() {
 }
 
 @test "poll-echo: 16 MiB to a slow reader arrives intact (the socket fills: short writes, EAGAIN)" {
-    local in="$BATS_TEST_TMPDIR/large"
-    server_start "${SERVER_CMD[@]}" -p 0
-    payload "$in" $((16 * 1024 * 1024))
+    suite_start
     # Up to 1 MiB sent per turn of the client's loop, but only 64 KiB read,
     # after a 2 ms nap: the echo piles up, the server's socket fills, and its
     # writes come back short or with EAGAIN (about 10 and 20 times per run
     # here, counted with strace). The rest must wait, in order.
-    slow_reader_echo "$in" 60
+    slow_reader_mib 16 60
     suite_stop_clean
 }
 

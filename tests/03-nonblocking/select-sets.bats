@@ -18,13 +18,8 @@ setup() {
 }
 
 @test "select-sets: 8 MiB to a slow reader arrive intact (output waits for the write set)" {
-    local in="$BATS_TEST_TMPDIR/big"
     suite_start
-    payload "$in" $((8 * 1024 * 1024))
-    CLIENT_TIMEOUT=60 run_client -p "$PORT" --chunk 1M --read-delay 2 <"$in" >"$in.out" ||
-        server_gone "echo-client failed (status $?)"
-    cmp -s "$in" "$in.out" ||
-        fail "sent $(stat -c %s "$in") bytes, got $(stat -c %s "$in.out") back; $(cmp "$in" "$in.out" 2>&1 | head -n 1)"
+    slow_reader_mib 8 60
     suite_stop_clean
 }
 

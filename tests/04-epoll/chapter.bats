@@ -73,15 +73,7 @@ setup() {
 }
 
 @test "every program: bad arguments print usage on stderr and exit 2; -h exits 0" {
-    local p
-    for p in echo-epoll-lt epoll-tour epoll-fds epoll-dup; do
-        run "$(chapter_bin $p)" --bogus
-        [ "$status" -eq 2 ] || fail "$p --bogus: expected exit 2, got $status: $output"
-        assert_output --partial "usage:"
-        run "$(chapter_bin $p)" -h
-        [ "$status" -eq 0 ] || fail "$p -h: expected exit 0, got $status: $output"
-        assert_output --partial "usage:"
-    done
+    usage_contract echo-epoll-lt epoll-tour epoll-fds epoll-dup
     run "$(chapter_bin echo-epoll-lt)" -p 70000
     assert_failure 2
     run "$(chapter_bin echo-epoll-lt)" -E sometimes
@@ -95,13 +87,7 @@ setup() {
 # common/servers.txt by make suite. What follows is echo-epoll-lt's own.
 
 @test "echo-epoll-lt: SIGINT, like SIGTERM, reaches the loop through the signalfd and exits 0" {
-    local a
-    server_start "${SERVER_CMD[@]}" -p 0
-    conn_open a
-    expect_echo "$a" ping
-    wait_blocked_in epoll_wait
-    stop_within 5 INT
-    exec {a}>&-
+    stop_asleep_in epoll_wait INT
 }
 
 # ---- one thread, many clients ----------------------------------------------------

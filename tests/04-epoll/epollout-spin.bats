@@ -25,12 +25,7 @@ setup() {
 }
 
 @test "epollout-spin: 16 MiB to a slow reader come back intact" {
-    local in="$BATS_TEST_TMPDIR/large"
     suite_start
-    payload "$in" $((16 * 1024 * 1024))
-    CLIENT_TIMEOUT=60 run_client -p "$PORT" --chunk 1M --read-delay 2 <"$in" >"$in.out" ||
-        server_gone "echo-client failed (status $?)"
-    cmp -s "$in" "$in.out" ||
-        fail "sent $(stat -c %s "$in") bytes, got $(stat -c %s "$in.out") back: $(cmp "$in" "$in.out" 2>&1 | head -n 1)"
+    slow_reader_mib 16 60
     suite_stop_clean
 }

@@ -18,32 +18,27 @@ setup() {
 }
 
 @test "epollout: 16 MiB to a slow reader arrives intact (the socket fills: short writes, EAGAIN, EPOLLOUT)" {
-    local in="$BATS_TEST_TMPDIR/large"
-    server_start "${SERVER_CMD[@]}" -p 0
-    payload "$in" $((16 * 1024 * 1024))
+    suite_start
     # Up to 1 MiB written per turn of the client's loop, but only 64 KiB read
     # after a 2 ms nap: the echo piles up, the server's socket fills, and its
     # writes come back short or EAGAIN. The rest must wait for EPOLLOUT, in order.
-    slow_reader_echo "$in" 60
+    slow_reader_mib 16 60
     suite_stop_clean
 }
 
 @test "epollout: strace shows EPOLLOUT armed with EPOLL_CTL_MOD while output waits, and dropped once drained" {
-    local trace="$BATS_TEST_TMPDIR/ctl.log" a wpid got n=$((16 << 20)) mods
+    local trace="$BATS_TEST_TMPDIR/ctl.log" got mods
     require_strace
     # LeakSanitizer cannot work under ptrace: no leak check in a sanitizer build here
     ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" server_start strace -f -qq -e trace=epoll_ctl -o "$trace" "${SERVER_CMD[@]}" -p 0
-    conn_open a
-    head -c "$n" /dev/zero >&"$a" 3>&- &
-    wpid=$!
-    _course_pids+=("$wpid")
+    flood_never_reading $((16 << 20))
     sleep 1
-    got=$(timeout 60 head -c "$n" <&"$a" | wc -c)
-    wait "$wpid" || true
-    [ "$got" -eq "$n" ] || server_gone "expected $n bytes echoed, got $got"
-    expect_echo "$a" "after the burst"
+    got=$(flood_read_back 60)
+    wait "$FLOOD_PID" || true
+    [ "$got" -eq "$FLOOD_BYTES" ] || server_gone "expected $FLOOD_BYTES bytes echoed, got $got"
+    expect_echo "$FLOOD_FD" "after the burst"
     traced_stop
-    exec {a}>&-
+    flood_end
     mods=$(grep 'EPOLL_CTL_MOD' "$trace" || true)
     grep -q 'EPOLLOUT' <<<"$mods" ||
         fail "no EPOLL_CTL_MOD asked for EPOLLOUT although the socket filled up; epoll_ctl calls seen:

@@ -61,14 +61,7 @@ stat_line() {
 
 @test "every program: bad arguments print usage on stderr and exit 2; -h exits 0" {
     local p
-    for p in et-tour epoll-herd echo-epoll-et echo-epoll-oneshot echo-epoll-reuseport; do
-        run "$(chapter_bin $p)" --bogus
-        [ "$status" -eq 2 ] || fail "$p --bogus: expected exit 2, got $status: $output"
-        assert_output --partial "usage:"
-        run "$(chapter_bin $p)" -h
-        [ "$status" -eq 0 ] || fail "$p -h: expected exit 0, got $status: $output"
-        assert_output --partial "usage:"
-    done
+    usage_contract et-tour epoll-herd echo-epoll-et echo-epoll-oneshot echo-epoll-reuseport
     run "$(chapter_bin echo-epoll-et)" -R many
     assert_failure 2
     assert_output --partial "-R READS"
@@ -112,13 +105,7 @@ stat_line() {
 }
 
 @test "echo-epoll-et: SIGINT, like SIGTERM, reaches the loop through the signalfd and exits 0" {
-    local a
-    server_start "${SERVER_CMD[@]}" -p 0
-    conn_open a
-    expect_echo "$a" ping
-    wait_blocked_in epoll_wait
-    stop_within 5 INT
-    exec {a}>&-
+    stop_asleep_in epoll_wait INT
 }
 
 # ---- what edge-triggered asks of a server ----------------------------------------------

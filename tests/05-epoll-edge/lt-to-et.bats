@@ -49,10 +49,8 @@ teardown() {
 }
 
 @test "lt-to-et: 16 MiB to a slow reader arrive intact (write until EAGAIN, then wait for the EPOLLOUT edge)" {
-    local in="$BATS_TEST_TMPDIR/large"
     suite_start
-    payload "$in" $((16 * 1024 * 1024))
-    slow_reader_echo "$in" 60
+    slow_reader_mib 16 60
     suite_stop_clean
 }
 

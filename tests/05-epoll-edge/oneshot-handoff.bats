@@ -12,13 +12,8 @@ setup() {
 }
 
 @test "oneshot-handoff: messages come back again and again on one connection (re-armed after each event)" {
-    local fd i
     suite_start
-    conn_open fd
-    for ((i = 1; i <= 5; i++)); do
-        expect_echo "$fd" "message $i"
-    done
-    exec {fd}>&-
+    echoes_on_one_conn 5
     suite_stop_clean
 }
 
@@ -40,9 +35,7 @@ setup() {
 }
 
 @test "oneshot-handoff: 16 MiB to a slow reader come back intact (re-armed for EPOLLOUT while output waits)" {
-    local in="$BATS_TEST_TMPDIR/large"
     suite_start
-    payload "$in" $((16 * 1024 * 1024))
-    slow_reader_bytes "$in" 20
+    slow_reader_mib 16 20 bytes
     suite_stop_clean
 }

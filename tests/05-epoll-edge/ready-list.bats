@@ -11,13 +11,8 @@ setup() {
 }
 
 @test "ready-list: messages come back, again and again on the same connection" {
-    local fd i
     suite_start
-    conn_open fd
-    for ((i = 1; i <= 5; i++)); do
-        expect_echo "$fd" "message $i"
-    done
-    exec {fd}>&-
+    echoes_on_one_conn 5
     suite_stop_clean
 }
 

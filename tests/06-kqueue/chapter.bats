@@ -118,20 +118,9 @@ setup() {
 # ---- idle timeouts (EVFILT_TIMER) ---------------------------------------------
 
 @test "echo-kqueue -t 1: an idle client is closed after about 1 s, an active one is not" {
-    local idle active ms i
-    server_start "${SERVER_CMD[@]}" -p 0 -t 1
-    conn_open idle
-    conn_open active
-    # the active client sends every 0.3 s for 2.4 s: each echo restarts its timer
-    for ((i = 0; i < 8; i++)); do
-        expect_echo "$active" "still here $i"
-        sleep 0.3
-    done
-    ms=$(wait_eof "$idle" 10) || server_gone "the idle client was not closed within 10 s"
-    echo "# after 2.4 s of echoes to the active client, the idle one saw EOF within $ms ms more" >&3
-    expect_echo "$active" "not cut"
+    idle_closed_active_kept 8 10 # the active client sends every 0.3 s for 2.4 s
+    echo "# after 2.4 s of echoes to the active client, the idle one saw EOF within $IDLE_MS ms more" >&3
     grep -q 'idle for 1 s' "$SERVER_ERR" || fail "expected 'idle for 1 s' in the log, got: $(cat "$SERVER_ERR")"
-    exec {active}>&- {idle}>&-
     suite_stop_clean
 }
 
@@ -158,21 +147,8 @@ setup() {
     suite_stop_clean
 }
 
-# The timer is not tied to the fd: a server that forgets to delete it gets an
-# event for a connection it has freed. Here many clients leave early, then the
-# timeout passes: the server must be alive and serving.
 @test "echo-kqueue -t 1: clients that leave before their timeout leave no timer behind" {
-    local i c out
-    server_start "${SERVER_CMD[@]}" -p 0 -t 1
-    for ((i = 0; i < 20; i++)); do
-        out=$(run_client -p "$PORT" -t 5 "short visit $i") || server_gone "client $i failed"
-    done
-    sleep 2
-    require_server_alive
-    conn_open c
-    expect_echo "$c" "served after the old timers would have fired"
-    exec {c}>&-
-    suite_stop_clean
+    no_timer_left_behind
 }
 
 # ---- signals (EVFILT_SIGNAL) and arguments --------------------------------------

@@ -12,12 +12,7 @@ setup() {
 }
 
 @test "idle-timer: a message comes back" {
-    local c
-    server_start "${SERVER_CMD[@]}" -p 0 -t 5
-    conn_open c
-    expect_echo "$c" "hello, kqueue"
-    exec {c}>&-
-    suite_stop_clean
+    echo_with_timer
 }
 
 @test "idle-timer -t 1: an active client (a line every 0.3 s for 2.4 s) is not closed" {

@@ -21,27 +21,15 @@ setup() {
 }
 
 @test "kq-dispatch: 16 MiB to a slow reader come back intact (EVFILT_WRITE flushes the rest)" {
-    local in="$BATS_TEST_TMPDIR/large"
     suite_start
-    payload "$in" $((16 * 1024 * 1024))
     # 1 MiB written per turn, 64 KiB read after a 2 ms nap: the echo piles up
     # in the server's socket, and the rest must wait for EVFILT_WRITE.
-    slow_reader_bytes "$in" 20
+    slow_reader_mib 16 20 bytes
     suite_stop_clean
 }
 
 @test "kq-dispatch -t 1: an idle client is closed by its timer, an active one is not" {
-    local idle active i
-    server_start "${SERVER_CMD[@]}" -p 0 -t 1
-    conn_open idle
-    conn_open active
-    for ((i = 0; i < 6; i++)); do
-        expect_echo "$active" "still here $i"
-        sleep 0.3
-    done
-    wait_eof "$idle" 6 >/dev/null || server_gone "the idle client was not closed within 6 s"
-    expect_echo "$active" "not cut"
-    exec {active}>&- {idle}>&-
+    idle_closed_active_kept 6 6
     suite_stop_clean
 }
 

@@ -21,12 +21,10 @@ setup() {
 }
 
 @test "kq-interest: 16 MiB to a slow reader come back intact (WRITE enabled while output waits)" {
-    local in="$BATS_TEST_TMPDIR/large"
     suite_start
-    payload "$in" $((16 * 1024 * 1024))
     # 1 MiB written per turn, 64 KiB read after a 2 ms nap: the echo piles up
     # in the server's socket, and the rest must wait for EVFILT_WRITE.
-    slow_reader_bytes "$in" 20
+    slow_reader_mib 16 20 bytes
     suite_stop_clean
 }
 

@@ -12,26 +12,11 @@ setup() {
 }
 
 @test "lazy-timeout: a message comes back" {
-    local c
-    server_start "${SERVER_CMD[@]}" -p 0 -t 5
-    conn_open c
-    expect_echo "$c" "hello, kqueue"
-    exec {c}>&-
-    suite_stop_clean
+    echo_with_timer
 }
 
 @test "lazy-timeout -t 1: an idle client is closed, an active one is not" {
-    local idle active i
-    server_start "${SERVER_CMD[@]}" -p 0 -t 1
-    conn_open idle
-    conn_open active
-    for ((i = 0; i < 8; i++)); do # 2.4 s of activity: the timer fires twice meanwhile
-        expect_echo "$active" "still here $i"
-        sleep 0.3
-    done
-    wait_eof "$idle" 10 >/dev/null || server_gone "the idle client was not closed within 10 s"
-    expect_echo "$active" "not cut although its timer fired"
-    exec {active}>&- {idle}>&-
+    idle_closed_active_kept 8 10 # 2.4 s of activity: the timer fires twice meanwhile
     suite_stop_clean
 }
 
@@ -78,17 +63,7 @@ setup() {
 }
 
 @test "lazy-timeout -t 1: clients that leave before their timeout leave no timer behind" {
-    local i c
-    server_start "${SERVER_CMD[@]}" -p 0 -t 1
-    for ((i = 0; i < 20; i++)); do
-        run_client -p "$PORT" -t 5 "short visit $i" >/dev/null || server_gone "client $i failed"
-    done
-    sleep 2
-    require_server_alive
-    conn_open c
-    expect_echo "$c" "served after the old timers would have fired"
-    exec {c}>&-
-    suite_stop_clean
+    no_timer_left_behind
 }
 
 @test "lazy-timeout: an idle server with a connected client does not spin" {

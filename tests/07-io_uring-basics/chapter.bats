@@ -13,8 +13,6 @@ setup_file() {
     uring_setup_file
 }
 
-SIZES=(0 1 4096 100001 $((1024 * 1024 + 13)))
-
 # ---- uring-probe and no-uring --------------------------------------------------
 
 @test "uring-probe names the sysctl, the features and the opcodes in words" {
@@ -75,7 +73,7 @@ SIZES=(0 1 4096 100001 $((1024 * 1024 + 13)))
     local p size opts in
     for p in uring-cat-raw uring-cat; do
         for opts in "" "-q 4 -b 4096"; do # the second: more than DEPTH x BLOCK
-            for size in "${SIZES[@]}"; do
+            for size in "${COPY_SIZES[@]}"; do
                 in="$BATS_TEST_TMPDIR/in$size"
                 [ -f "$in" ] || payload "$in" "$size"
                 # shellcheck disable=SC2086
@@ -134,16 +132,8 @@ SIZES=(0 1 4096 100001 $((1024 * 1024 + 13)))
 
 @test "uring-cp copies 0, 1, 4096, 100001 and 1 MiB + 13 bytes at queue depth 1, 4 and 32" {
     uring_require
-    local size q in
-    for size in "${SIZES[@]}"; do
-        in="$BATS_TEST_TMPDIR/in$size"
-        payload "$in" "$size"
-        for q in 1 4 32; do # 1 MiB + 13 is more than 32 x 16 KiB
-            "$(chapter_bin uring-cp)" -q "$q" -b 16k "$in" "$in.q$q" ||
-                fail "uring-cp -q $q: exit $? on $size bytes"
-            same_file "$in" "$in.q$q" "uring-cp -q $q, $size bytes"
-        done
-    done
+    # 1 MiB + 13 is more than 32 blocks of 16 KiB: slots are reused
+    copies_exact "$(chapter_bin uring-cp)" "1 4 32" -b 16k
 }
 
 @test "uring-cp -l (linked), -f (registered buffers) and both copy byte for byte" {
@@ -170,36 +160,17 @@ SIZES=(0 1 4096 100001 $((1024 * 1024 + 13)))
             fail "uring-cp $opts under uring-short: exit $?"
         same_file "$in" "$in.copy" "uring-cp $opts with short reads and writes"
     done
-    local sr sw
-    sr=$(uring_short_count short_reads)
-    sw=$(uring_short_count short_writes)
-    [ "$sr" -gt 0 ] && [ "$sw" -gt 0 ] ||
-        fail "uring-short should have shortened reads and writes: short_reads=$sr short_writes=$sw"
+    uring_short_injected short_reads short_writes
 }
 
 @test "uring-cp -l -d: a real short read at the end of the file breaks the link, the copy is exact" {
     uring_require
-    local in="$BATS_TEST_TMPDIR/in"
-    payload "$in" 100001 # not a multiple of 4096: O_DIRECT asks for the whole last sector
-    run --separate-stderr "$(chapter_bin uring-cp)" -v -l -d -b 8k "$in" "$in.copy"
-    if [ "$status" -ne 0 ] && [[ "$stderr" == *"O_DIRECT): Invalid argument"* ]]; then
-        skip "this filesystem ($(stat -f -c %T "$BATS_TEST_TMPDIR")) does not support O_DIRECT"
-    fi
-    assert_success
-    same_file "$in" "$in.copy" "uring-cp -l -d"
-    [[ "$stderr" == *"links broken 1,"* ]] ||
-        fail "expected the last block's link to break (links broken 1), got: $stderr"
+    direct_tail_breaks_link "$(chapter_bin uring-cp)"
 }
 
 @test "uring-cp -l: a linked pair needs two SQ slots, so the SQ fills and is submitted early" {
     uring_require
-    local in="$BATS_TEST_TMPDIR/in"
-    payload "$in" $((1024 * 1024))
-    run --separate-stderr "$(chapter_bin uring-cp)" -v -l -q 8 -b 16k "$in" "$in.copy"
-    assert_success
-    same_file "$in" "$in.copy" "uring-cp -l -q 8"
-    [[ "$stderr" =~ SQ\ full\ ([0-9]+) ]] || fail "no SQ full count in: $stderr"
-    [ "${BASH_REMATCH[1]}" -gt 0 ] || fail "expected the SQ to fill at least once, got: $stderr"
+    linked_pairs_fill_sq "$(chapter_bin uring-cp)"
 }
 
 @test "strace: uring-cp's first io_uring_enter submits DEPTH reads at once" {
@@ -281,14 +252,8 @@ SIZES=(0 1 4096 100001 $((1024 * 1024 + 13)))
 # ---- arguments -------------------------------------------------------------------------
 
 @test "every program: bad arguments print usage on stderr and exit 2; -h exits 0" {
-    local p args
-    for p in uring-cat-raw uring-cat uring-cp uring-probe uring-demo; do
-        run --separate-stderr "$(chapter_bin $p)" --bogus
-        [ "$status" -eq 2 ] || fail "$p --bogus: expected exit 2, got $status"
-        [[ "$stderr" == *"usage:"* ]] || fail "$p --bogus: no usage on stderr: $stderr"
-        run "$(chapter_bin $p)" -h
-        [ "$status" -eq 0 ] || fail "$p -h: expected exit 0, got $status"
-    done
+    local args
+    usage_contract uring-cat-raw uring-cat uring-cp uring-probe uring-demo
     for args in "-q 0 a b" "-b 0 a b" "-b 12x a b" "-d -b 1000 a b" "a" "-q"; do
         # shellcheck disable=SC2086
         run "$(chapter_bin uring-cp)" $args

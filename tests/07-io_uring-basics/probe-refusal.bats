@@ -8,9 +8,7 @@ bats_require_minimum_version 1.5.0
 load ../helpers/common
 load uring
 
-setup_file() {
-    uring_setup_file
-}
+setup_file() { uring_setup_file; }
 
 setup() {
     PROBE="$(impl_bin probe-refusal uring-probe)"

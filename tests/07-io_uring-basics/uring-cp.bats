@@ -8,25 +8,13 @@ load ../helpers/common
 load ../helpers/echo_suite # require_strace
 load uring
 
-setup_file() {
-    uring_setup_file
-}
+setup_file() { uring_setup_file; }
 
-setup() {
-    uring_require
-    CP="$(impl_bin uring-cp uring-cp)"
-}
+setup() { uring_exercise_setup uring-cp; }
 
 @test "uring-cp copies 0, 1, 4096, 100001 and 1 MiB + 13 bytes at queue depth 1, 4 and 32" {
-    local size q in
-    for size in 0 1 4096 100001 $((1024 * 1024 + 13)); do
-        in="$BATS_TEST_TMPDIR/in$size"
-        payload "$in" "$size"
-        for q in 1 4 32; do # 1 MiB + 13 is more than 32 blocks of 16 KiB: slots are reused
-            "$CP" -q "$q" -b 16k "$in" "$in.q$q" || fail "uring-cp -q $q: exit $? on $size bytes"
-            same_file "$in" "$in.q$q" "uring-cp -q $q -b 16k, $size bytes"
-        done
-    done
+    # 1 MiB + 13 is more than 32 blocks of 16 KiB: slots are reused
+    copies_exact "$CP" "1 4 32" -b 16k
 }
 
 @test "uring-cp keeps DEPTH reads in flight: its first io_uring_enter submits 8 of them" {
@@ -51,11 +39,7 @@ setup() {
             fail "uring-cp -q $q with short reads and writes: exit $?"
         same_file "$in" "$in.copy" "uring-cp -q $q with short reads and writes"
     done
-    local sr sw
-    sr=$(uring_short_count short_reads)
-    sw=$(uring_short_count short_writes)
-    [ "$sr" -gt 0 ] && [ "$sw" -gt 0 ] ||
-        fail "uring-short should have shortened reads and writes: short_reads=$sr short_writes=$sw"
+    uring_short_injected short_reads short_writes
 }
 
 @test "uring-cp reports a failed write with the file, the offset and cqe->res, and exits 1" {

@@ -6,11 +6,26 @@
 #   uring_short_env P Q  env(1) arguments preloading uring-short.so: P percent
 #                        of reads and Q percent of writes made short
 #   uring_short_count NAME   short_reads or short_writes done, from its log
+#   uring_short_injected NAME...  fail unless uring-short did some of each NAME
+#   uring_exercise_setup EX  in setup(): uring_require, and CP: EX's uring-cp from $IMPL
+#   COPY_SIZES           the file sizes every copy test tries
+#   copies_exact CP "Q..." [ARGS...]  CP -q Q ARGS copies files of every
+#                        COPY_SIZES byte for byte, at every queue depth Q
+#   linked_pairs_fill_sq CP  CP -l -q 8: a pair takes two SQ slots, so the SQ
+#                        fills and is submitted early; the copy is exact
+#   direct_tail_breaks_link CP  CP -l -d on a file whose last block is short:
+#                        the short read breaks that block's link, the copy is exact
 #   same_file A B WHAT   fail unless A and B are byte for byte the same
 #   strace_run ARGS...   strace, with LeakSanitizer off (it cannot run under ptrace)
 #   trace_calls FILE     the system calls in an strace -o FILE log, one a line
 
+# shellcheck disable=SC2154 # output, status and stderr are set by bats' run
+
 URING_CH="$BUILD/chapters/07-io_uring-basics"
+
+# The file sizes every copy test tries: empty, one byte, one page, a size no
+# block divides, and more than 32 blocks of 16 KiB.
+COPY_SIZES=(0 1 4096 100001 $((1024 * 1024 + 13)))
 
 # io_uring_setup() fails with EPERM under Docker's default seccomp profile or
 # the kernel.io_uring_disabled sysctl, and with ENOSYS before Linux 5.1. Then
@@ -45,12 +60,53 @@ uring_short_env() {
 }
 
 uring_short_count() {
-    local total=0 n
-    [ -f "$BATS_TEST_TMPDIR/short.log" ] || { echo 0; return; }
-    for n in $(grep -o "$1=[0-9]*" "$BATS_TEST_TMPDIR/short.log" | cut -d= -f2); do
-        total=$((total + n))
+    log_total "$BATS_TEST_TMPDIR/short.log" "$1"
+}
+
+uring_short_injected() {
+    counted_positive uring_short_count "uring-short" "$@"
+}
+
+uring_exercise_setup() {
+    uring_require
+    # shellcheck disable=SC2034 # the exercise's tests run it
+    CP="$(impl_bin "$1" uring-cp)"
+}
+
+copies_exact() {
+    local cp="$1" depths="$2" size q in
+    shift 2
+    for size in "${COPY_SIZES[@]}"; do
+        in="$BATS_TEST_TMPDIR/in$size"
+        payload "$in" "$size"
+        for q in $depths; do
+            "$cp" -q "$q" "$@" "$in" "$in.q$q" || fail "uring-cp -q $q $*: exit $? on $size bytes"
+            same_file "$in" "$in.q$q" "uring-cp -q $q $*, $size bytes"
+        done
     done
-    echo "$total"
+}
+
+linked_pairs_fill_sq() {
+    local in="$BATS_TEST_TMPDIR/in"
+    payload "$in" $((1024 * 1024))
+    run --separate-stderr "$1" -v -l -q 8 -b 16k "$in" "$in.copy"
+    assert_success
+    same_file "$in" "$in.copy" "uring-cp -l -q 8"
+    [[ "$stderr" =~ SQ\ full\ ([0-9]+) ]] || fail "no SQ full count in: $stderr"
+    [ "${BASH_REMATCH[1]}" -gt 0 ] || fail "expected the SQ to fill at least once, got: $stderr"
+}
+
+direct_tail_breaks_link() {
+    local in="$BATS_TEST_TMPDIR/in"
+    payload "$in" 100001 # not a multiple of 4096: O_DIRECT asks for the whole last sector
+    run --separate-stderr "$1" -v -l -d -b 8k "$in" "$in.copy"
+    if [ "$status" -ne 0 ] && [[ "$stderr" == *"O_DIRECT): Invalid argument"* ]]; then
+        skip "this filesystem ($(stat -f -c %T "$BATS_TEST_TMPDIR")) does not support O_DIRECT"
+    fi
+    assert_success
+    same_file "$in" "$in.copy" "uring-cp -l -d"
+    [[ "$stderr" == *"links broken 1,"* ]] ||
+        fail "expected the last block's link to break (links broken 1), got: $stderr"
 }
 
 same_file() {

@@ -10,10 +10,7 @@ load ../helpers/common
 load ../helpers/echo_suite
 load suite_extra
 
-setup() {
-    SERVER_CMD=("$(impl_bin bufring-give echo-uring)")
-    require_uring
-}
+setup() { uring_server "$(impl_bin bufring-give echo-uring)"; }
 
 @test "bufring-give: a message comes back through a buffer of the ring" {
     server_start "${SERVER_CMD[@]}" -B 8 -p 0

@@ -60,14 +60,7 @@ basic() {
 # ---- the command line of every program ------------------------------------------
 
 @test "every program: bad arguments print usage on stderr and exit 2; -h exits 0" {
-    local p
-    for p in uring-sketch uring-rules echo-uring-basic echo-uring echo-uring-sqpoll; do
-        run "$(chapter_bin $p)" --bogus
-        [ "$status" -eq 2 ] || fail "$p --bogus: expected exit 2, got $status: $output"
-        assert_output --partial "usage:"
-        run "$(chapter_bin $p)" -h
-        [ "$status" -eq 0 ] || fail "$p -h: expected exit 0, got $status: $output"
-    done
+    usage_contract uring-sketch uring-rules echo-uring-basic echo-uring echo-uring-sqpoll
     run "$(chapter_bin echo-uring)" -B 1000
     [ "$status" -eq 2 ] || fail "echo-uring -B 1000 (not a power of two): expected exit 2, got $status"
     run "$(chapter_bin echo-uring-sqpoll)" -I 0

@@ -9,10 +9,7 @@ load ../helpers/common
 load ../helpers/echo_suite
 load suite_extra
 
-setup() {
-    SERVER_CMD=("$(chapter_bin echo-uring)")
-    require_uring
-}
+setup() { uring_server "$(chapter_bin echo-uring)"; }
 
 @test "echo-uring: 8 buffers serve 500 messages and 1 MB: each goes back to the ring after its send" {
     local out
@@ -27,22 +24,13 @@ setup() {
 }
 
 @test "echo-uring: when the ring runs dry (ENOBUFS) no connection stalls: its recv is re-armed" {
-    local n
-    server_start "${SERVER_CMD[@]}" -B 8 -s 1024 -v -p 0
-    clients_at_once 16 200000 -t 10 || server_gone "some of 16 clients sharing 8 buffers did not get their bytes back"
-    suite_stop_clean
-    n=$(stat_of ENOBUFS)
-    echo "# 16 clients x 200 KB over 8 buffers of 1 KiB: $(grep '^stats:' "$SERVER_ERR")" >&3
-    [ "${n:-0}" -gt 0 ] || fail "the ring never ran dry (ENOBUFS 0): the test proved nothing"
+    suite_ring_runs_dry 10 "did not get their bytes back"
 }
 
 @test "echo-uring: a client that never reads gets its recv cancelled (backpressure), and resumes when it reads" {
-    local h wpid got n=$((8 << 20))
+    local got
     server_start "${SERVER_CMD[@]}" -B 64 -v -p 0
-    conn_open h
-    head -c "$n" /dev/zero >&"$h" 3>&- &
-    wpid=$!
-    _course_pids+=("$wpid")
+    flood_never_reading $((8 << 20))
     sleep 1
     # 64 buffers in all: if this client held them all, nobody else would be served
     local out
@@ -50,11 +38,9 @@ setup() {
         server_gone "another client was not served while one never read (status $?)"
     [ "$out" = "still served" ] || fail "expected 'still served', got '$out'"
     # now it reads: everything comes back
-    got=$(timeout 20 head -c "$n" <&"$h" | wc -c)
-    kill "$wpid" 2>/dev/null || true # still writing only if the server stopped reading for good
-    wait "$wpid" 2>/dev/null || true
-    [ "$got" -eq "$n" ] || server_gone "expected $n bytes echoed after the client started reading, got $got"
-    exec {h}>&-
+    got=$(flood_read_back 20)
+    flood_end # the writer is still writing only if the server stopped reading for good
+    [ "$got" -eq "$FLOOD_BYTES" ] || server_gone "expected $FLOOD_BYTES bytes echoed after the client started reading, got $got"
     suite_stop_clean
     echo "# $(grep '^stats:' "$SERVER_ERR")" >&3
     [ "$(stat_of throttled)" -gt 0 ] || fail "the recv was never cancelled for backpressure: $(cat "$SERVER_ERR")"

@@ -14,10 +14,7 @@ load ../helpers/common
 load ../helpers/echo_suite
 load suite_extra
 
-setup() {
-    SERVER_CMD=("$(chapter_bin echo-uring-sqpoll)" -I 50)
-    require_uring
-}
+setup() { uring_server "$(chapter_bin echo-uring-sqpoll)" -I 50; }
 
 # The shared echo suite's cases (binary data, 16 MiB, 200 clients, resets,
 # half-close, never-reading client, fd limit, fd growth, idle connections,

@@ -9,10 +9,7 @@ load ../helpers/common
 load ../helpers/echo_suite
 load suite_extra
 
-setup() {
-    SERVER_CMD=("$(impl_bin ring-recycle echo-uring)")
-    require_uring
-}
+setup() { uring_server "$(impl_bin ring-recycle echo-uring)"; }
 
 @test "ring-recycle: 8 buffers in the ring serve 500 messages: each goes back to the ring after its send" {
     server_start "${SERVER_CMD[@]}" -B 8 -v -p 0

@@ -8,8 +8,17 @@
 #   load ../helpers/common
 #   load ../helpers/echo_suite
 #   load suite_extra
+#
+#   uring_server PROG [ARGS]   in setup(): SERVER_CMD, skipped where io_uring is refused
 
 # shellcheck disable=SC2154 # output, status and stderr are set by bats' run
+
+# uring_server PROGRAM [ARGS...]: in setup(), the server under test
+# (SERVER_CMD), skipped with its reason where io_uring is refused.
+uring_server() {
+    SERVER_CMD=("$@")
+    require_uring
+}
 
 # require_uring: skip, with the server's own reason, where io_uring is
 # refused (a sysctl, a seccomp filter) or the kernel lacks a feature.
@@ -23,6 +32,20 @@ require_uring() {
 # stat_of "short sends".
 stat_of() {
     sed -n "s/^stats: .*$1 \([0-9]*\).*/\1/p" "$SERVER_ERR" | tail -n 1
+}
+
+# suite_ring_runs_dry SECONDS WHY: 16 clients of 200 KB share 8 buffers of
+# 1 KiB (-B 8 -s 1024), so the ring runs dry (ENOBUFS) and multishot recvs
+# end under load; every client must get its bytes back within SECONDS (WHY
+# says what stalled if not), and the server must have counted ENOBUFS.
+suite_ring_runs_dry() {
+    local n
+    server_start "${SERVER_CMD[@]}" -B 8 -s 1024 -v -p 0
+    clients_at_once 16 200000 -t "$1" || server_gone "some of 16 clients sharing 8 buffers $2"
+    suite_stop_clean
+    n=$(stat_of ENOBUFS)
+    echo "# 16 clients x 200 KB over 8 buffers of 1 KiB: $(grep '^stats:' "$SERVER_ERR")" >&3
+    [ "${n:-0}" -gt 0 ] || fail "the ring never ran dry (ENOBUFS 0): the test proved nothing"
 }
 
 # suite_short_sends [ARGS...]: short sends without the shim. The server's

@@ -9,10 +9,7 @@ load ../helpers/common
 load ../helpers/echo_suite
 load suite_extra
 
-setup() {
-    SERVER_CMD=("$(impl_bin uring-dispatch echo-uring-basic)")
-    require_uring
-}
+setup() { uring_server "$(impl_bin uring-dispatch echo-uring-basic)"; }
 
 @test "uring-dispatch: a message comes back" {
     server_start "${SERVER_CMD[@]}" -p 0

@@ -210,16 +210,11 @@ setup() {
 }
 
 @test "file-server: an idle server with a connected client does not spin" {
-    local fd hz ticks t0
+    local fd
     server_start "${SERVER[@]}" -p 0
     fetch_cmp f4096.bin
     exec {fd}<>"/dev/tcp/127.0.0.1/$PORT"
-    hz=$(getconf CLK_TCK)
-    t0=$(cpu_ticks "$SERVER_PID")
-    sleep 2
-    ticks=$(($(cpu_ticks "$SERVER_PID") - t0))
-    [ $((ticks * 4)) -lt $((2 * hz)) ] ||
-        fail "the idle server used $ticks CPU ticks ($hz per second) in 2 s: it is spinning"
+    idle_for_2s "it is spinning"
     exec {fd}>&-
     stop_within 5
 }
@@ -332,15 +327,7 @@ latency_during_slow() {
 # ---- arguments --------------------------------------------------------------------
 
 @test "every program: bad arguments print usage on stderr and exit 2; -h exits 0" {
-    local p
-    for p in file-server file-client latency-probe pool-starve sync-over-async pool-check; do
-        run "$(chapter_bin $p)" --bogus
-        [ "$status" -eq 2 ] || fail "$p --bogus: expected exit 2, got $status: $output"
-        assert_output --partial "usage:"
-        run "$(chapter_bin $p)" -h
-        [ "$status" -eq 0 ] || fail "$p -h: expected exit 0, got $status: $output"
-        assert_output --partial "usage:"
-    done
+    usage_contract file-server file-client latency-probe pool-starve sync-over-async pool-check
     run "$(chapter_bin file-server)" -p 0
     assert_failure 2
     assert_output --partial "-r DIR is required"

@@ -10,6 +10,7 @@
 #   wait_pool_idle       wait until no job runs or waits
 #   fetch_cmp PATH...    fetch each file, compare it byte for byte with the original
 #   full_queue_answers_busy MS SECONDS   one thread, one queue slot, both taken: ERR BUSY
+#   idle_for_2s WHY      the server uses under a quarter of a CPU over 2 s, or fail with WHY
 
 # FILE_CLIENT: the client program (the chapter's: the exercise changes only the server).
 FILE_CLIENT="$BUILD/chapters/10-threadpool/file-client"
@@ -91,4 +92,16 @@ full_queue_answers_busy() {
     [ "$(stat_of rejected)" -eq 1 ] || fail "expected STATS rejected 1, got $(stat_of rejected)"
     stop_within 10
     wait "$a" "$b" 2>/dev/null || true
+}
+
+# idle_for_2s WHY: the server, with nothing to do, uses under a quarter of a
+# CPU over 2 s (a busy loop takes about all of one); fail with WHY if not.
+idle_for_2s() {
+    local hz ticks t0
+    hz=$(getconf CLK_TCK)
+    t0=$(cpu_ticks "$SERVER_PID")
+    sleep 2
+    ticks=$(($(cpu_ticks "$SERVER_PID") - t0))
+    [ $((ticks * 4)) -lt $((2 * hz)) ] ||
+        fail "the idle server used $ticks CPU ticks ($hz per second) in 2 s: $1"
 }

@@ -159,13 +159,7 @@ free_port() {
 
 @test "every program: bad arguments print usage on stderr and exit 2; -h exits 0" {
     local p
-    for p in http-server fetch-sm fetch-co fetch-stackful coro-pitfalls coro-cost sum-pages; do
-        run "$(chapter_bin $p)" --bogus
-        [ "$status" -eq 2 ] || fail "$p --bogus: expected exit 2, got $status: $output"
-        assert_output --partial "usage:"
-        run "$(chapter_bin $p)" -h
-        [ "$status" -eq 0 ] || fail "$p -h: expected exit 0, got $status: $output"
-    done
+    usage_contract http-server fetch-sm fetch-co fetch-stackful coro-pitfalls coro-cost sum-pages
     for p in "${FETCHERS[@]}"; do
         run "$(chapter_bin $p)"
         [ "$status" -eq 2 ] || fail "$p with no URL: expected exit 2, got $status"

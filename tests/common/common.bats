@@ -8,8 +8,6 @@
 #   make -C common SAN=address,undefined &&
 #       BUILD=$PWD/build/san-address-undefined bats tests/common/common.bats
 
-bats_require_minimum_version 1.5.0 # run --separate-stderr
-
 load ../helpers/common
 UNITS=common
 load units

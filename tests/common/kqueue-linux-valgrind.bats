@@ -4,15 +4,11 @@
 # memcheck, with --track-fds: no leak, no error, and none of the layer's own
 # fds (timerfd, signalfd, eventfd) left open at exit.
 
-bats_require_minimum_version 1.5.0 # run --separate-stderr
-
 load ../helpers/common
 UNITS=common/kqueue-linux
 load units
 
-setup() {
-    [ "$(uname -s)" = Linux ] || skip "kqueue-linux is for Linux; $(uname -s) has kqueue itself"
-}
+setup() { require_kqueue_linux; }
 
 @test "kqueue-linux leaks no memory and no fd, and reads no uninitialised byte (valgrind)" {
     local t

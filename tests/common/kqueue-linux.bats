@@ -10,15 +10,11 @@
 #   make -C common/kqueue-linux SAN=address,undefined &&
 #       BUILD=$PWD/build/san-address-undefined bats tests/common/kqueue-linux.bats
 
-bats_require_minimum_version 1.5.0 # run --separate-stderr
-
 load ../helpers/common
 UNITS=common/kqueue-linux
 load units
 
-setup() {
-    [ "$(uname -s)" = Linux ] || skip "kqueue-linux is for Linux; $(uname -s) has kqueue itself"
-}
+setup() { require_kqueue_linux; }
 
 @test "kevent(): EV_ERROR and EV_RECEIPT, ENOENT, EBADF, EINVAL, one call for changes and events, timeouts, EINTR" {
     run_unit test-kq-core

@@ -8,6 +8,8 @@
 
 # shellcheck disable=SC2154 # output, status and stderr are set by bats' run
 
+bats_require_minimum_version 1.5.0 # run_unit's run --separate-stderr
+
 # run_unit NAME [WRAPPER...]: run build/.../$UNITS/tests/NAME, under WRAPPER
 # (valgrind ...) when given; 0 passes, 77 skips, anything else fails.
 run_unit() {
@@ -22,6 +24,12 @@ run_unit() {
         fail "$(printf '%s exited with status %d, expected 0\n--- stdout\n%s\n--- stderr\n%s' \
             "${bin#"$TOP"/}" "$status" "$output" "$stderr")"
     fi
+}
+
+# require_kqueue_linux: skip where kqueue-linux is not built: it is the Linux
+# stand-in for a kernel's own kqueue.
+require_kqueue_linux() {
+    [ "$(uname -s)" = Linux ] || skip "kqueue-linux is for Linux; $(uname -s) has kqueue itself"
 }
 
 # valgrind cannot run a sanitized binary (both replace malloc), and is not

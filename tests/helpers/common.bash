@@ -18,6 +18,9 @@
 #   clients_at_once N SIZE [ARGS...]  N echo-clients at once, each with its own payload
 #   payload FILE BYTES        random binary payload that certainly contains NUL bytes
 #   faults_env ...            env(1) arguments that preload the faults shim
+#   faults_injected NAME...   fail unless the shim injected some of each NAME
+#   slow_reader_mib MIB SECS [bytes]  MIB MiB of random bytes through slow_reader_echo
+#   usage_contract PROG...    chapter programs: bad arguments exit 2 with usage, -h exits 0
 #
 # and, for tests that hold raw connections (bash's /dev/tcp) or look at the
 # server process itself:
@@ -26,10 +29,14 @@
 #   expect_echo FD LINE       send LINE, require it back within 10 s
 #   expect_line FD LINE [WHEN]  a LINE sent earlier comes back within 10 s
 #   expect_no_echo FD WHAT    nothing comes back on FD for a second
+#   echoes_on_one_conn N      N messages one after another on one connection to $PORT
+#   flood_never_reading [BYTES]  a client that sends BYTES (32 MiB) and does not read;
+#                             flood_read_back SECS reads the echo, flood_end stops it
 #   server_exited [TRIES]     has the server exited (zombies included)?
 #   require_server_alive      fail with its status and stderr if it exited
 #   server_gone MSG           fail with MSG, or with why the server died
 #   stop_within SECONDS [SIG] signal it, require exit 0 within SECONDS
+#   stop_asleep_in CALL SIG   a client served, the server asleep in CALL: SIG stops it, exit 0
 #   wait_blocked_in CALL      wait until the server sleeps inside CALL
 #   cpu_ticks PID, rss_kb PID, written_bytes PID   from /proc
 #
@@ -128,21 +135,63 @@ faults_env() {
     echo "LD_PRELOAD=$FAULTS_SHIM FAULTS_LOG=$FAULTS_LOG ASAN_OPTIONS=verify_asan_link_order=0:${ASAN_OPTIONS:-} $*"
 }
 
-# faults_count NAME: total of one counter (short_reads, short_writes, eintr,
-# eagain) over every process that wrote to this test's faults log.
-faults_count() {
-    local total=0 n FAULTS_LOG="$BATS_TEST_TMPDIR/faults.log"
-    [ -f "$FAULTS_LOG" ] || { echo 0; return; }
-    for n in $(grep -o "$1=[0-9]*" "$FAULTS_LOG" | cut -d= -f2); do
+# log_total LOG NAME: the sum of every NAME=N in LOG (0 when there is no LOG),
+# the log each process of a test appends its counters to.
+log_total() {
+    local total=0 n
+    [ -f "$1" ] || { echo 0; return; }
+    for n in $(grep -o "$2=[0-9]*" "$1" | cut -d= -f2); do
         total=$((total + n))
     done
     echo "$total"
+}
+
+# faults_count NAME: total of one counter (short_reads, short_writes, eintr,
+# eagain) over every process that wrote to this test's faults log.
+faults_count() {
+    log_total "$BATS_TEST_TMPDIR/faults.log" "$1"
+}
+
+# counted_positive COUNT_FN WHO NAME...: fail unless `COUNT_FN NAME` is above
+# 0 for every NAME, naming WHO and every count; for a shim that must prove it
+# injected what the test is about.
+counted_positive() {
+    local fn="$1" who="$2" name n counts="" ok=1
+    shift 2
+    for name in "$@"; do
+        n=$("$fn" "$name")
+        counts+=" $name=$n"
+        [ "$n" -gt 0 ] || ok=0
+    done
+    [ "$ok" -eq 1 ] || fail "$who should have injected some of each of: $*; counted:$counts"
+}
+
+# faults_injected NAME...: the faults shim injected at least one of each NAME
+# (short_reads, short_writes, eintr, eagain), or the test proved nothing.
+faults_injected() {
+    counted_positive faults_count "the faults shim" "$@"
 }
 
 payload() {
     # NUL and 0xff bytes first, so "binary data" is never luck.
     { printf '\000\377\000\r\n\000'; head -c "$(($2 > 6 ? $2 - 6 : 0))" /dev/urandom; } >"$1"
     truncate -s "$2" "$1"
+}
+
+# usage_contract PROG...: each chapter program PROG answers a bad argument
+# with its usage on stderr and exit 2, and -h with its usage and exit 0.
+# shellcheck disable=SC2154 # output and status are set by bats' run
+usage_contract() {
+    local p bin
+    for p in "$@"; do
+        bin="$(chapter_bin "$p")"
+        run timeout 10 bash -c '"$1" --bogus 2>&1 >/dev/null' _ "$bin"
+        [ "$status" -eq 2 ] || fail "$p --bogus: expected exit 2, got $status: $output"
+        [[ "$output" == *"usage:"* ]] || fail "$p --bogus: expected the usage on stderr, got: $output"
+        run timeout 10 "$bin" -h
+        [ "$status" -eq 0 ] || fail "$p -h: expected exit 0, got $status: $output"
+        [[ "$output" == *"usage:"* ]] || fail "$p -h: expected the usage, got: $output"
+    done
 }
 
 _course_pids=()
@@ -280,6 +329,18 @@ slow_reader_bytes() {
     if ! cmp -s "$in" "$in.out"; then
         server_exited && server_gone "the server died"
         fail "sent $(stat -c %s "$in") bytes, got $(stat -c %s "$in.out") back within $2 s"
+    fi
+}
+
+# slow_reader_mib MIB SECONDS [bytes]: MIB MiB of random bytes (NUL bytes
+# included) through slow_reader_echo, or with "bytes" slow_reader_bytes.
+slow_reader_mib() {
+    local in="$BATS_TEST_TMPDIR/slow-reader-$1M"
+    payload "$in" $(($1 * 1024 * 1024))
+    if [ "${3:-}" = bytes ]; then
+        slow_reader_bytes "$in" "$2"
+    else
+        slow_reader_echo "$in" "$2"
     fi
 }
 
@@ -451,6 +512,56 @@ expect_no_echo() {
     if read -r -t 1 line <&"$1"; then
         fail "$2 got an echo ('$line') when none was expected yet"
     fi
+}
+
+# flood_never_reading [BYTES]: connect to $PORT and send BYTES (32 MiB) of
+# zeros in the background without reading: the server's echo fills this
+# client's receive buffer, then the server's send buffer, and its write()
+# blocks (or says EAGAIN, or an io_uring server stops receiving). Sets
+# FLOOD_FD, FLOOD_PID and FLOOD_BYTES. flood_read_back SECONDS then reads
+# the echo and prints how many bytes came back within SECONDS; flood_end
+# kills the writer and closes the connection.
+flood_never_reading() {
+    FLOOD_BYTES="${1:-$((32 * 1024 * 1024))}"
+    exec {FLOOD_FD}<>"/dev/tcp/127.0.0.1/$PORT"
+    head -c "$FLOOD_BYTES" /dev/zero >&"$FLOOD_FD" 2>/dev/null 3>&- &
+    FLOOD_PID=$!
+    _course_pids+=("$FLOOD_PID")
+}
+
+flood_read_back() {
+    timeout "$1" head -c "$FLOOD_BYTES" <&"$FLOOD_FD" | wc -c
+}
+
+flood_end() {
+    kill "$FLOOD_PID" 2>/dev/null || true
+    wait "$FLOOD_PID" 2>/dev/null || true
+    exec {FLOOD_FD}>&-
+}
+
+# stop_asleep_in CALL SIG: start the server, serve one client, wait until the
+# server sleeps in CALL (epoll_wait, kevent...) with that client connected,
+# then SIG must stop it with exit 0 within 5 s.
+stop_asleep_in() {
+    local a
+    server_start "${SERVER_CMD[@]}" -p 0
+    conn_open a
+    expect_echo "$a" ping
+    wait_blocked_in "$1"
+    stop_within 5 "$2"
+    exec {a}>&-
+}
+
+# echoes_on_one_conn N: one connection to $PORT, and N messages on it, each
+# sent once the previous one came back: the server must go on serving a
+# connection after its first event.
+echoes_on_one_conn() {
+    local fd i
+    conn_open fd
+    for ((i = 1; i <= $1; i++)); do
+        expect_echo "$fd" "message $i"
+    done
+    exec {fd}>&-
 }
 
 # PATH without bats' own libexec folder, which bats puts first while it runs.
