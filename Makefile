@@ -118,8 +118,8 @@ bench-check: ## compare the last make bench with chapter 14's baseline (ratios b
 trace: common $(CHAPTER_DIRS) ## a timeline of every system call of a server's threads under a small load: make trace S=NAME[,NAME...] (build/trace/)
 	$(Q)$(RUN) common/tools/trace/trace.sh "$(S)"
 
-trace-figures: common $(CHAPTER_DIRS) ## draw again the chapters' trace pictures (chapters/NN-slug/figures/trace-*.svg)
-	$(Q)$(RUN) common/tools/trace/trace.sh --figures
+trace-figures: common $(CHAPTER_DIRS) ## draw again the chapters' trace pictures (chapters/NN-slug/figures/trace-*.svg; S=NAME,...: only those)
+	$(Q)$(RUN) common/tools/trace/trace.sh --figures $(S)
 
 lint: ## clang-format check and cppcheck over every C file
 	$(Q)$(RUN) $(SCRIPTS)/lint.sh

@@ -17,6 +17,10 @@
                     is time 0 of the picture)
   --title TEXT      the picture's title; --note TEXT: a line under it (repeat)
   --zoom-ms MS      the zoomed panel's width (default 2.5)
+  --main PID        the server's process, whose lane comes first (default:
+                    the thread of the log's first call)
+  --only-sampled    a lane only for the threads --threads lists (under Wine:
+                    the server's and the wineserver's, not Wine's services)
 
 The strace lines it reads are those of `strace -f -ttt -T -Y` (-Y and -f
 optional): "TID<comm> 1796412223.686335 read(6, ..., 65536) = 11 <0.000010>",
@@ -552,7 +556,7 @@ def legend(svg, y, calls, sqpoll, pixel_ms, unseen):
     return y
 
 
-def render(calls, threads, marks, title, notes, zoom_ms, out):
+def render(calls, threads, marks, title, notes, zoom_ms, out, only_sampled=False, main=None):
     origin = marks[0][0] if marks else calls[0].start
     t_end = max([c.end for c in calls if not c.unfinished] + [m for m, _ in marks] + [origin])
     t_end = max(t_end, origin + 0.001)
@@ -578,7 +582,9 @@ def render(calls, threads, marks, title, notes, zoom_ms, out):
         by_tid[c.tid].append(c)
         if c.comm:
             comm_of.setdefault(c.tid, c.comm)
-    main_tid = calls[0].tid
+    main_tid = main if main is not None else calls[0].tid
+    if only_sampled:  # the server's threads and the wineserver's, not Wine's helpers
+        order = [tid for tid in order if tid in ticks]
     order.sort(key=lambda tid: tid != main_tid)  # the main thread first
     lanes = [(tid, comm_of.get(tid, "?"), by_tid[tid], tid == main_tid, None) for tid in order]
     traced = {c.tid for c in calls}
@@ -682,6 +688,8 @@ def main():
     ap.add_argument("--title", default="")
     ap.add_argument("--note", action="append", default=[])
     ap.add_argument("--zoom-ms", type=float, default=2.5)
+    ap.add_argument("--only-sampled", action="store_true")
+    ap.add_argument("--main", type=int, help="the server's pid (default: the first thread)")
     a = ap.parse_args()
     if a.zoom_ms <= 0:
         ap.error("--zoom-ms must be more than 0")
@@ -704,7 +712,8 @@ def main():
                 write_calls(calls, f)
     if a.svg:
         with open(a.svg + ".tmp", "w", encoding="utf-8") as f:
-            render(calls, threads, marks, a.title or a.log, a.note, a.zoom_ms, f)
+            render(calls, threads, marks, a.title or a.log, a.note, a.zoom_ms, f,
+                   a.only_sampled, a.main)
         os.replace(a.svg + ".tmp", a.svg)
     return 0
 

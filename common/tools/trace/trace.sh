@@ -3,7 +3,7 @@
 # trace.sh: a timeline of what an echo server really did, from a real run.
 #
 #   common/tools/trace/trace.sh NAME[,NAME...]     (make trace S=NAME[,NAME...])
-#   common/tools/trace/trace.sh --figures          (make trace-figures)
+#   common/tools/trace/trace.sh --figures [NAME,...]  (make trace-figures [S=NAME,...])
 #
 # NAME is a server of the course's server table (common/servers.txt, or
 # tests/suite/servers.txt where that does not exist yet), C or C#, or a
@@ -26,10 +26,14 @@
 # than without strace, the order and the shape are what the picture shows.
 #
 # --figures regenerates the pictures the chapters show: it traces
-# echo-threads, echo-epoll-lt, echo-dotnet-async, echo-uring and
-# echo-uring-sqpoll and copies each picture it could draw to
+# echo-threads, echo-epoll-lt, echo-dotnet-async, echo-uring,
+# echo-uring-sqpoll and echo-iocp and copies each picture it could draw to
 # chapters/NN-slug/figures/trace-NAME.svg (one it could not, say without the
-# .NET SDK, leaves the chapter's as it is).
+# .NET SDK or Wine, leaves the chapter's as it is).
+#
+# Under Wine (KIND win32) the prefix's wineserver and Wine's services are
+# started first, untraced, and strace then attaches to the wineserver as
+# well (-p): the picture shows the server's threads and the wineserver's.
 #
 # Exit status: 0 done; 2 bad arguments (an unknown name: the names are
 # listed; an exercise's server: traced through its chapter's); 77 the server
@@ -80,6 +84,20 @@ exercise_check() {
     die 2 "$1 is an exercise's server ($(grep -o 'exercise:[^ ]*' <<<"$line")): the learner's copy is not traced; trace a server of its chapter instead: ${others% }"
 }
 
+# wineserver_pid PREFIX: the pid of PREFIX's wineserver, which works in a
+# folder named for the prefix's device and inode (tests/helpers/wine.bash).
+wineserver_pid() {
+    local dev ino want p c
+    read -r dev ino < <(stat -c '%d %i' "$1" 2>/dev/null) || return 1
+    want=$(printf 'server-%x-%x' "$dev" "$ino")
+    for p in /proc/[0-9]*; do
+        read -r c 2>/dev/null <"$p/comm" || continue
+        [[ "$c" == wineserver* ]] && [[ "$(readlink "$p/cwd" 2>/dev/null)" == */"$want" ]] &&
+            { echo "${p#/proc/}"; return 0; }
+    done
+    return 1
+}
+
 # ---- one server ---------------------------------------------------------------------
 
 # trace_one NAME: trace it and draw it; prints where the SVG is.
@@ -109,14 +127,29 @@ trace_one() {
         die 1 "$bin is not built: run make first"
     fi
 
-    local cmd=("$bin") stop=TERM
+    local cmd=("$bin") stop=TERM also=() only=()
     if [ "$kind" = win32 ]; then
-        local wine
+        local wine wineserver wspid
         wine=$(command -v wine64 || ls /usr/lib/wine/wine64 2>/dev/null || command -v wine) ||
             die 77 "$name is a Windows program and Wine is not installed (make deps)"
+        wineserver=$(ls "$(dirname "$(readlink -f "$wine")")"/wineserver{64,} 2>/dev/null | head -n 1)
+        [ -n "$wineserver" ] || die 77 "$name: no wineserver beside $wine"
         [ -f "$BUILD/wine/prefix.ok" ] ||
             die 77 "$name: no Wine prefix in $BUILD/wine/prefix yet: make test CH=09 creates it"
         env+=("WINEPREFIX=$BUILD/wine/prefix" WINEDEBUG=-all "WINEDLLOVERRIDES=mscoree=;mshtml=")
+        # The prefix's wineserver and Wine's services, started untraced
+        # (they would fill the picture with dozens of threads); the
+        # wineserver, which every Win32 call on a socket goes through, is
+        # then traced too (-p), and the picture keeps its threads and the
+        # server's.
+        (
+            ulimit -Sn "$(ulimit -Hn)" 2>/dev/null
+            exec env "${env[@]}" "$wineserver" -p 5
+        ) </dev/null >/dev/null 2>&1 || true
+        env "${env[@]}" timeout 60 "$wine" cmd.exe /c exit </dev/null >/dev/null 2>&1
+        wspid=$(wineserver_pid "$BUILD/wine/prefix") ||
+            die 1 "$name: the wineserver of $BUILD/wine/prefix did not start"
+        also=(-I 2 -p "$wspid") only=(--only-sampled)
         cmd=("$wine" "$bin")
         stop=INT # Ctrl-C for a Windows program; SIGTERM would kill it unhandled
     fi
@@ -129,7 +162,7 @@ trace_one() {
     mkdir -p "$tmp" && : >"$tmp/server.out" || die 1 "cannot create $tmp"
     # the server, under strace; strace's child is the server
     env "${env[@]}" strace -f -ttt -T -Y -qq -s 0 -e signal=none --seccomp-bpf \
-        -e trace=%desc,%network,futex,clone,clone3,nanosleep,clock_nanosleep \
+        -e trace=%desc,%network,futex,clone,clone3,nanosleep,clock_nanosleep "${also[@]}" \
         -o "$log" "${cmd[@]}" "${args[@]}" -p 0 >"$tmp/server.out" 2>"$tmp/server.err" </dev/null &
     local strace_pid=$! pid="" port="" i
     for ((i = 0; i < 600; i++)); do # 60 s: Wine and .NET start slowly under strace
@@ -159,7 +192,7 @@ trace_one() {
     (
         while kill -0 "$pid" 2>/dev/null; do
             now=$EPOCHREALTIME
-            for task in /proc/"$pid"/task/*; do
+            for task in /proc/"$pid"/task/* ${wspid:+/proc/"$wspid"/task/*}; do
                 read -r comm <"$task/comm" 2>/dev/null || continue
                 stat=$(cat "$task/stat" 2>/dev/null) || continue
                 stat=${stat##*) }
@@ -196,6 +229,8 @@ trace_one() {
     kill -"$stop" "$pid" 2>/dev/null
     for ((i = 0; i < 100; i++)); do
         kill -0 "$strace_pid" 2>/dev/null || break
+        # the wineserver outlives the server: strace lets it go on SIGINT
+        [ -n "${wspid:-}" ] && ! kill -0 "$pid" 2>/dev/null && kill -INT "$strace_pid" 2>/dev/null
         sleep 0.1
     done
     if kill -0 "$strace_pid" 2>/dev/null; then
@@ -211,16 +246,19 @@ trace_one() {
     [ "$load_status" = 0 ] || die 1 "$name: echo-load failed (status $load_status): $(cat "$tmp/load.out")"
     [ "$(cat "$tmp/a.status")" = 0 ] && [ "$(cat "$tmp/a.out")" = "first half second half" ] ||
         die 1 "$name: client A got '$(cat "$tmp/a.out")' back, status $(cat "$tmp/a.status"): $(cat "$tmp/a.err")"
-    [ "$server_status" = 0 ] ||
+    # (under Wine the status is strace's own, which SIGINT let go)
+    [ "$server_status" = 0 ] || [ -n "${wspid:-}" ] ||
         echo "trace: note: $name exited with status $server_status after SIG$stop" >&2
 
-    local machine
+    local machine shown="${cmd[*]}${args[*]:+ ${args[*]}}"
+    shown=${shown//"$top"\//}
+    [ -n "${wspid:-}" ] || shown="${env[*]:+${env[*]} }$shown" # Wine's variables are long
     machine="$(nproc)-core $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1 | sed 's/ [0-9]*-Core Processor//'), Linux $(uname -r | cut -d- -f1), $(strace -V | head -n 1 | sed 's/ -- version//'), $(date -u +%Y-%m-%d)"
     if ! "$python" "$here/timeline.py" "$log" -o "$out/$name.svg" --calls "$out/$name.calls.tsv" \
-        --threads "$tmp/threads" --marks "$tmp/marks" \
+        --threads "$tmp/threads" --marks "$tmp/marks" --main "$pid" "${only[@]}" \
         --title "$name (chapter ${chapter%%-*}): every system call of every thread, one run under strace" \
         --note "Load: client A sends 'first half ', waits ${pause} s, sends 'second half'; meanwhile echo-load sends $load_msgs messages of $load_len bytes on each of $load_conns connections, $([ "$load_depth" = 1 ] && echo "one at a time" || echo "$load_depth at a time")." \
-        --note "Server: ${env[*]:+${env[*]} }${cmd[*]#"$top"/} ${args[*]:+${args[*]} }-p 0. Drawn by make trace S=$name from strace -f -ttt -T on a $machine."; then
+        --note "Server: $shown -p 0. Drawn by make trace S=$name from strace -f -ttt -T on a $machine."; then
         die 1 "$name: timeline.py could not draw $log"
     fi
     rm -rf "$tmp"
@@ -250,6 +288,17 @@ write_index() {
 }
 
 # ---- main ---------------------------------------------------------------------------
+figure_names=echo-threads,echo-epoll-lt,echo-dotnet-async,echo-uring,echo-uring-sqpoll,echo-iocp
+figures=0
+if [ "${1:-}" = --figures ] && [ $# -le 2 ]; then
+    figures=1
+    want=${2:-$figure_names}
+    for n in ${want//,/ }; do
+        [[ ",$figure_names," == *",$n,"* ]] ||
+            die 2 "no chapter shows a trace of '$n'; the pictures: $figure_names"
+    done
+    set -- "$want"
+fi
 [ $# -eq 1 ] || { usage; exit 2; }
 if [ -z "$1" ]; then
     echo "trace: which server? make trace S=NAME[,NAME...], one of:" >&2
@@ -258,11 +307,6 @@ if [ -z "$1" ]; then
 fi
 case "$1" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 [ -n "$table" ] || die 1 "no server table (common/servers.txt or tests/suite/servers.txt)"
-figures=0
-if [ "$1" = --figures ]; then
-    figures=1
-    set -- echo-threads,echo-epoll-lt,echo-dotnet-async,echo-uring,echo-uring-sqpoll
-fi
 IFS=, read -r -a names <<<"$1"
 [ ${#names[@]} -gt 0 ] || { usage; exit 2; }
 for n in "${names[@]}"; do
