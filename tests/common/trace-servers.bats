@@ -24,7 +24,7 @@ trace() {
     [ -s "$TRACE_OUT/$1.svg" ] || fail "no $1.svg"
     grep -q "<svg " "$TRACE_OUT/$1.svg" || fail "$1.svg is not SVG"
     ! grep -q "<!DOCTYPE" "$TRACE_OUT/$1.svg" || fail "$1.svg has a DOCTYPE"
-    grep -q "href=\"$1.svg\"" "$TRACE_OUT/index.html" || fail "index.html does not show $1.svg"
+    grep -q "data=\"$1.svg\"" "$TRACE_OUT/index.html" || fail "index.html does not show $1.svg"
     CALLS="$TRACE_OUT/$1.calls.tsv"
 }
 

@@ -224,4 +224,7 @@ $out"
     [ "$chapter" = "$(chapter_pages | grep -m1 epoll || true)" ] || return 0
     # chapter 04 shows the epoll diagram
     grep -q 'src="diagrams/epoll-lists.svg"' "$BOOK/$chapter.html" || fail "04-epoll.html does not show its diagram"
+    # and its trace picture (make trace), which Chromium loaded above like every image
+    grep -q 'src="figures/04-epoll/trace-echo-epoll-lt.svg"' "$BOOK/$chapter.html" ||
+        fail "04-epoll.html does not show its trace picture"
 }

@@ -274,14 +274,14 @@ write_index() {
     {
         echo '<!DOCTYPE html>'
         echo '<html lang="en"><head><meta charset="utf-8"><title>make trace: what each server did</title>'
-        echo '<style>body { font-family: sans-serif; margin: 1em; } img { max-width: 100%; border: 1px solid #ccc; }</style>'
+        echo '<style>body { font-family: sans-serif; margin: 1em; } object { max-width: 100%; border: 1px solid #ccc; }</style>'
         echo '</head><body><h1>What each server did, system call by system call</h1>'
         echo '<p>One run of each server under <code>strace -f</code>, drawn by <code>make trace</code>. Hover over a bar for its call.</p>'
         for svg in "$out"/*.svg; do
             [ -f "$svg" ] || continue
             n=$(basename "$svg" .svg)
             echo "<h2 id=\"$n\">$n</h2>"
-            echo "<p><a href=\"$n.svg\"><img src=\"$n.svg\" alt=\"timeline of $n\"></a></p>"
+            echo "<p><object data=\"$n.svg\" type=\"image/svg+xml\">timeline of $n: <a href=\"$n.svg\">$n.svg</a></object></p>"
         done
         echo '</body></html>'
     } >"$out/index.html"
