@@ -147,6 +147,19 @@ print(len(root.findall(".//{http://www.w3.org/2000/svg}rect")), "rects")' "$1"
     assert_output --partial "usage:"
 }
 
+@test "make trace: where io_uring is refused, it says why and exits 77 (a test skips on it)" {
+    local no_uring="$BUILD/chapters/07-io_uring-basics/no-uring"
+    require_bin "$BUILD/chapters/08-io_uring-echo/echo-uring" chapters/08-io_uring-echo
+    require_bin "$no_uring" chapters/07-io_uring-basics
+    require_bin "$BUILD/common/tools/echo-load" common
+    command -v strace >/dev/null || skip "strace is not installed (make deps)"
+    TRACE_OUT="$BATS_TEST_TMPDIR/trace" run timeout 60 "$no_uring" "$TOP/common/tools/trace/trace.sh" echo-uring
+    assert_failure 77
+    assert_output --partial "echo-uring cannot run here"
+    assert_output --partial "io_uring_setup"
+    [ ! -e "$BATS_TEST_TMPDIR/trace/echo-uring.svg" ] || fail "a picture was drawn anyway"
+}
+
 @test "every trace picture a chapter shows is standalone SVG drawn by make trace, and its README shows it" {
     local fig n=0 ch name
     for fig in "$TOP"/chapters/[0-9][0-9]-*/figures/trace-*.svg; do

@@ -331,7 +331,7 @@ for n in "${names[@]}"; do
     [ "$st" = 0 ] || { [ "$status" != 0 ] && [ "$status" != 77 ] || status=$st; }
 done
 write_index
-echo "trace: all pictures: ${out#"$top"/}/index.html"
+[ "$status" != 0 ] && [ ${#names[@]} = 1 ] || echo "trace: all pictures: ${out#"$top"/}/index.html"
 if [ "$figures" = 1 ]; then # each picture drawn now replaces the chapter's
     for n in "${names[@]}"; do
         [ -f "$out/$n.svg" ] && [ "$out/$n.svg" -nt "$out/.figures-start" ] || {
