@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* common/buf.c: see buf.h. */
+/* buf.c: see buf.h. */
 #include "buf.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* common/buf.h: a growable byte buffer for output a socket would not take yet.
+/* buf.h: a growable byte buffer for output a socket would not take yet.
  *
  * An event-driven server cannot block in write(). When the kernel accepts only
  * part of a reply (a short write) or none of it (EAGAIN), the rest goes here,

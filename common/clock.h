@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* common/clock.h: the course's one clock, for timeouts, deadlines and
+/* clock.h: the course's one clock, for timeouts, deadlines and
  * measurements.
  *
  * It counts from an arbitrary moment (boot, on Linux) and only moves

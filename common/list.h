@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* common/list.h: an intrusive doubly linked list, the one the course's
+/* list.h: an intrusive doubly linked list, the one the course's
  * servers keep their open connections on.
  *
  * Intrusive: the element embeds a struct list_node, so linking and unlinking

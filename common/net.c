@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* common/net.c: see net.h. */
+/* net.c: see net.h. */
 #include "net.h"
 
 #include <arpa/inet.h>

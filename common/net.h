@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* common/net.h: the helpers every server and client in the course uses.
+/* net.h: the helpers every server and client in the course uses.
  *
  * The server contract (every chapter, every solution):
  *   -b ADDR   address to bind, default 127.0.0.1 (never 0.0.0.0 unless asked)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* common/todo.h: TODO("task") marks the part of an exercise the learner writes.
+/* todo.h: TODO("task") marks the part of an exercise the learner writes.
  *
  * `make exercises` turns every EXERCISE BEGIN/END block of a solution into a
  * TODO("task") call. Reaching it prints "TODO at file:line: task" on stderr

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* common/uring-wait.h: the next io_uring completion, within a time limit.
+/* uring-wait.h: the next io_uring completion, within a time limit.
  *
  * For code that submits a trial request (does this kernel know the flag?)
  * and must not hang if no completion ever comes: chapter 07's probe-try.c

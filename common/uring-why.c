@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* common/uring-why.c: see uring-why.h. */
+/* uring-why.c: see uring-why.h. */
 #include "uring-why.h"
 
 #include <errno.h>
@@ -73,7 +73,8 @@ const char *uring_why(int err, unsigned entries, unsigned flags, char *why, size
                  "io_uring_setup: EPERM: the sysctl kernel.io_uring_disabled is %d, which "
                  "forbids io_uring %s",
                  sysctl,
-                 sysctl == 2 ? "to every process" : "outside root and kernel.io_uring_group");
+                 sysctl == 2 ? "to every process"
+                             : "to processes without CAP_SYS_ADMIN outside kernel.io_uring_group");
     else if (seccomp == 2)
         snprintf(why, len,
                  "io_uring_setup: EPERM: a seccomp filter forbids it (Docker's default profile "

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* common/uring-why.h: why this process may not use io_uring, in words.
+/* uring-why.h: why this process may not use io_uring, in words.
  *
  * io_uring_setup() answers a refusal with a bare errno, and the same EPERM
  * comes from several places. uring_why() names the cause, from the errno,

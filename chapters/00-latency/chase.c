@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* chapters/00-latency/chase.c: one memory access, timed by pointer chasing.
+/* chase.c: one memory access, timed by pointer chasing.
  *
  * Timing one load is impossible: it takes a nanosecond and reading the clock
  * takes tens of them. So we time millions of loads in a row and divide. The trap is

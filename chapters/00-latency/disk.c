@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* chapters/00-latency/disk.c: a read from the page cache vs a read from the device.
+/* disk.c: a read from the page cache vs a read from the device.
  *
  * The kernel keeps recently used file data in RAM (the page cache), so most
  * reads never reach the disk: read() copies from memory. To time a real

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* chapters/00-latency/kernel.c: what crossing into the kernel costs.
+/* kernel.c: what crossing into the kernel costs.
  *
  * Four figures, from cheapest to dearest: reading the clock (no kernel entry
  * at all, thanks to the vDSO), a syscall that does nothing, a switch from one

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* chapters/00-latency/latency.c: measure the time scales of this machine.
+/* latency.c: measure the time scales of this machine.
  *
  * Prints one table: an L1 cache hit, a RAM access, a syscall, a thread switch,
  * a read from the page cache and one from the device, a loopback TCP round

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* chapters/00-latency/latency.h: what the measuring files of `latency` share.
+/* latency.h: what the measuring files of `latency` share.
  *
  * Each measurement lives in its own file (chase.c, kernel.c, stack.c, disk.c,
  * loopback.c) and returns nanoseconds, or bytes for the memory figures. The

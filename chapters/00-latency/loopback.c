@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* chapters/00-latency/loopback.c: one TCP round trip over 127.0.0.1.
+/* loopback.c: one TCP round trip over 127.0.0.1.
  *
  * A client sends one byte, an echo peer (a thread of this process) sends it
  * back. No wire, no network card: the bytes go down one TCP stack and up the

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* chapters/00-latency/report.c: print the measurements as a table or as CSV.
+/* report.c: print the measurements as a table or as CSV.
  *
  * Nothing is measured here. The text table gives each time with its ratio to
  * one RAM access, then the memory an idle thread costs, then the ratios in

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* chapters/00-latency/report.h: the table `latency` prints, as text or CSV. */
+/* report.h: the table `latency` prints, as text or CSV. */
 #ifndef REPORT_H
 #define REPORT_H
 

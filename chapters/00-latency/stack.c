@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* chapters/00-latency/stack.c: what an idle thread costs in memory.
+/* stack.c: what an idle thread costs in memory.
  *
  * A thread's stack is reserved as address space (8 MiB by default on Linux)
  * but the kernel gives it physical pages only when they are first touched.

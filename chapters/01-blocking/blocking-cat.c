@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* blocking-cat: copy files to standard output with blocking read() and write().
+/* blocking-cat.c: copy files to standard output with blocking read() and write().
  *
  * The simplest I/O a program does: ask the kernel for bytes and wait until it
  * has them. While read() waits, this thread is asleep inside the kernel; it

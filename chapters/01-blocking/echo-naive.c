@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* echo-naive: echo-blocking with the bug most example servers have. Do not copy.
+/* echo-naive.c: echo-blocking with the bug most example servers have. Do not copy.
  *
  * It is echo-blocking.c with one change: the echo is one write() whose
  * result is checked for -1 and otherwise ignored. write() returns how many

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* file-readiness: a regular file is never "not ready"; a pipe can be.
+/* file-readiness.c: a regular file is never "not ready"; a pipe can be.
  *
  * A socket, a pipe or a terminal can have nothing to read yet. Then read()
  * sleeps until bytes arrive, O_NONBLOCK turns that sleep into EAGAIN, and

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* short-write-demo: the kernel itself returns short writes on a blocking socket.
+/* short-write-demo.c: the kernel itself returns short writes on a blocking socket.
  *
  * No shim, no tricks: a TCP connection over loopback whose receiving end
  * never reads, small socket buffers, and one write() of 16 MiB. The kernel

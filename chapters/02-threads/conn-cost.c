@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* conn-cost: what one thread per connection costs, measured.
+/* conn-cost.c: what one thread per connection costs, measured.
  *
  * It starts echo-threads (the one next to this program, or -e PATH) on
  * 127.0.0.1 port 0 and reads the port from its "listening on" line. Then, for

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* echo-poll: a single-threaded echo server built on poll().
+/* echo-poll.c: a single-threaded echo server built on poll().
  *
  * One thread serves every client. It does not sleep in read() on one socket
  * (chapter 01) or park a thread per socket (chapter 02): it hands the kernel

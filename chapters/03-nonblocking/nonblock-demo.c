@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* nonblock-demo: O_NONBLOCK and EAGAIN, one step at a time, on a real
+/* nonblock-demo.c: O_NONBLOCK and EAGAIN, one step at a time, on a real
  * loopback TCP connection.
  *
  *     make -C chapters/03-nonblocking

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* poll-cost: what one poll() or select() call costs with many idle connections.
+/* poll-cost.c: what one poll() or select() call costs with many idle connections.
  *
  *     make -C chapters/03-nonblocking
  *     build/chapters/03-nonblocking/poll-cost        # 0 to 10,000 idle connections

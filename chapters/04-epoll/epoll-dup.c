@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* epoll-dup: close() does not always take an fd out of epoll.
+/* epoll-dup.c: close() does not always take an fd out of epoll.
  *
  *     make -C chapters/04-epoll
  *     build/chapters/04-epoll/epoll-dup

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* epoll-fds: which file descriptors epoll can watch, next to what poll() says.
+/* epoll-fds.c: which file descriptors epoll can watch, next to what poll() says.
  *
  *     make -C chapters/04-epoll
  *     build/chapters/04-epoll/epoll-fds

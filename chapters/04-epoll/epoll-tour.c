@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* epoll-tour: the rules of epoll, one step at a time, each checked.
+/* epoll-tour.c: the rules of epoll, one step at a time, each checked.
  *
  *     make -C chapters/04-epoll
  *     build/chapters/04-epoll/epoll-tour

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* echo-epoll-et: a single-threaded echo server on edge-triggered epoll.
+/* echo-epoll-et.c: a single-threaded echo server on edge-triggered epoll.
  *
  * Chapter 04's echo-epoll-lt with EPOLLET. Each socket is registered once
  * and never changed; in exchange the server must drain: accept until EAGAIN,

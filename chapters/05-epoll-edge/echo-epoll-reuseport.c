@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* echo-epoll-reuseport: one edge-triggered loop per thread, one listener each.
+/* echo-epoll-reuseport.c: one edge-triggered loop per thread, one listener each.
  *
  * N threads (-w N), each running echo-epoll-et's loop (loop.c) with its own
  * epoll instance and its own listening socket. All N sockets are bound to

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* epoll-herd: how many threads does one new connection wake?
+/* epoll-herd.c: how many threads does one new connection wake?
  *
  *     make -C chapters/05-epoll-edge
  *     build/chapters/05-epoll-edge/epoll-herd [-t THREADS] [-n CONNECTIONS]

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* et-tour: the rules of edge-triggered epoll and EPOLLONESHOT, each checked.
+/* et-tour.c: the rules of edge-triggered epoll and EPOLLONESHOT, each checked.
  *
  *     make -C chapters/05-epoll-edge
  *     build/chapters/05-epoll-edge/et-tour

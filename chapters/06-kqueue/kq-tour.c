@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* kq-tour: the kqueue flags echo-kqueue does not use, each checked.
+/* kq-tour.c: the kqueue flags echo-kqueue does not use, each checked.
  *
  *     make -C chapters/06-kqueue
  *     build/chapters/06-kqueue/kq-tour

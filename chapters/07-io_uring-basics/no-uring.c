@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* no-uring: run a command where io_uring is forbidden, as in a container.
+/* no-uring.c: run a command where io_uring is forbidden, as in a container.
  *
  * Docker's default seccomp profile (since Docker 25), many sandboxes and the
  * sysctl kernel.io_uring_disabled make io_uring_setup(2) fail with EPERM. A

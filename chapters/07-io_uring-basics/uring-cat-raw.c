@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* uring-cat-raw: cat with io_uring and nothing else: no liburing, only the
+/* uring-cat-raw.c: cat with io_uring and nothing else: no liburing, only the
  * three system calls and the memory they share with the kernel.
  *
  * What it shows, in the order the code does it:

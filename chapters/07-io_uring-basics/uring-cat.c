@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* uring-cat: uring-cat-raw on liburing.
+/* uring-cat.c: uring-cat-raw on liburing.
  *
  * This is uring-cat-raw.c from this chapter, changed only in who does the
  * ring work: the same rounds (DEPTH reads at consecutive offsets, one

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* uring-demo: the rules of io_uring a program must live by, each shown by an
+/* uring-demo.c: the rules of io_uring a program must live by, each shown by an
  * experiment on this kernel.
  *
  *   1. Errors are results: a failed request completes with cqe->res = -errno

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* echo-uring-basic: an io_uring echo server, one request at a time.
+/* echo-uring-basic.c: an io_uring echo server, one request at a time.
  *
  * The completion model of io_uring in its plainest form. The server never
  * asks "is this socket ready?" (chapters 03 to 05). It hands the kernel a

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* echo-uring-sqpoll: echo-uring with a kernel thread polling the submission
+/* echo-uring-sqpoll.c: echo-uring with a kernel thread polling the submission
  * queue (IORING_SETUP_SQPOLL).
  *
  * The same server (uring-server.c) with one setup flag. A kernel thread,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* echo-uring: an io_uring echo server with multishot requests and a provided
+/* echo-uring.c: an io_uring echo server with multishot requests and a provided
  * buffer ring.
  *
  * One multishot accept serves every client. Each connection has one

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* uring-rules: seven rules of io_uring networking, each shown on a real socket.
+/* uring-rules.c: seven rules of io_uring networking, each shown on a real socket.
  *
  *   1. CQEs come in the order requests finish, not the order they were sent.
  *   2. The kernel writes into a recv buffer after the submitting call has

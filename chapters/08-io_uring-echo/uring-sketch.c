@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* uring-sketch: the io_uring "echo server" of a typical blog post. Do not copy.
+/* uring-sketch.c: the io_uring "echo server" of a typical blog post. Do not copy.
  *
  * One accept, one recv, one send, each waited for in turn, then exit. It
  * shows the three calls of the completion model (get an SQE, submit, wait

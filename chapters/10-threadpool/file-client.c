@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* file-client: fetch files from file-server (the protocol is in file-job.h).
+/* file-client.c: fetch files from file-server (the protocol is in file-job.h).
  *
  *     build/chapters/10-threadpool/file-client -p PORT a.txt dir/b.bin > both
  *     build/chapters/10-threadpool/file-client -p PORT -S          (the pool's counters)

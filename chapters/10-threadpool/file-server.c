@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* file-server: an epoll loop that serves files, reading them on a thread pool.
+/* file-server.c: an epoll loop that serves files, reading them on a thread pool.
  *
  * epoll cannot wait for a regular file (epoll_ctl says EPERM, chapter 04): a
  * read() from a file is never "not ready", it just takes as long as the disk

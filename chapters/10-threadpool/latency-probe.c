@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* latency-probe: how long does a small request take while a big one is read?
+/* latency-probe.c: how long does a small request take while a big one is read?
  *
  * Against file-server: asks for FAST a few times alone (the baseline), then
  * asks for SLOW on a second connection and, while that reply is still

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* pool-check: the pool's contract, checked one promise at a time.
+/* pool-check.c: the pool's contract, checked one promise at a time.
  *
  * The loop thread here is main(): it submits jobs and waits in epoll_wait()
  * on pool_fd(), like file-server does. Each check prints "ok - what" or

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* pool-starve: more blocking work than threads, and what it looks like.
+/* pool-starve.c: more blocking work than threads, and what it looks like.
  *
  * Jobs arrive every -r ms; each blocks for -m ms (a sleep standing in for a
  * read from a slow disk or a database call: the thread waits, the CPU does

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* sync-over-async: a pool thread that blocks waiting for another job of the
+/* sync-over-async.c: a pool thread that blocks waiting for another job of the
  * same pool, and the loop thread that blocks waiting for its own callback.
  *
  * Each request is an "outer" job that blocks 20 ms, then needs an "inner"

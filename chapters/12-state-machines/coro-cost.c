@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* coro-cost: what a suspended task costs, stackless against stackful.
+/* coro-cost.c: what a suspended task costs, stackless against stackful.
  *
  *     make -C chapters/12-state-machines
  *     build/chapters/12-state-machines/coro-cost                 # 10,000 tasks of each kind

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* coro-pitfalls: the two rules stackless coroutines impose, broken on purpose.
+/* coro-pitfalls.c: the two rules stackless coroutines impose, broken on purpose.
  *
  *     make -C chapters/12-state-machines
  *     build/chapters/12-state-machines/coro-pitfalls

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* fetch-co: fetch-sm again, with the state machines written by macros.
+/* fetch-co.c: fetch-sm again, with the state machines written by macros.
  *
  *     make -C chapters/12-state-machines
  *     build/chapters/12-state-machines/http-server -p 8080 &

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* fetch-sm: an async C# method rewritten in C the way the C# compiler
+/* fetch-sm.c: an async C# method rewritten in C the way the C# compiler
  * rewrites it, as a state machine, on an epoll loop.
  *
  *     make -C chapters/12-state-machines

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* fetch-stackful: FetchUpperAsync once more, on a stackful coroutine.
+/* fetch-stackful.c: FetchUpperAsync once more, on a stackful coroutine.
  *
  *     make -C chapters/12-state-machines
  *     build/chapters/12-state-machines/http-server -p 8080 &

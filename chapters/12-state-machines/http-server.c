@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* http-server: the tiny HTTP/1.0 server the fetch programs of chapter 12 talk to.
+/* http-server.c: the tiny HTTP/1.0 server the fetch programs of chapter 12 talk to.
  *
  *     make -C chapters/12-state-machines
  *     build/chapters/12-state-machines/http-server -p 0          # "listening on 127.0.0.1:PORT"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* sum-pages: run SumPagesAsync (sum-pages-sm.c) on the loop, with a ticking
+/* sum-pages.c: run SumPagesAsync (sum-pages-sm.c) on the loop, with a ticking
  * timer beside it.
  *
  *     make -C chapters/12-state-machines

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* echo-rt: the echo server once more, now as two async functions on the
+/* echo-rt.c: the echo server once more, now as two async functions on the
  * runtime. Compare with chapter 11's echo-aio, which is the same server as
  * callbacks and flags: here each connection is a loop that reads top to
  * bottom, and the state machine is the compiler's job (coro.h's).

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* echo-uv: the echo server on libuv, as a reference for echo-rt's figures.
+/* echo-uv.c: the echo server on libuv, as a reference for echo-rt's figures.
  *
  * libuv is the event loop under Node.js: a production loop, on epoll on
  * Linux. This server uses it the way Node.js's streams do: each read is

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* fetch-rt: HttpClient.GetStringAsync on the runtime. Fetches every URL
+/* fetch-rt.c: HttpClient.GetStringAsync on the runtime. Fetches every URL
  * given, all at once (one task each, awaited together with when_all), or
  * one after another with -s; prints the status, the size and the time of
  * each, and the total.

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* http-rt: a small HTTP/1.1 static file server on the runtime.
+/* http-rt.c: a small HTTP/1.1 static file server on the runtime.
  *
  * GET and HEAD; keep-alive (HTTP/1.1's default) with Content-Length on
  * every response; 400 for a malformed request or a path that climbs out of

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* pitfalls: the two classic ways to break an async runtime, measured, and
+/* pitfalls.c: the two classic ways to break an async runtime, measured, and
  * the runtime catching two more.
  *
  *     make -C chapters/13-mini-runtime

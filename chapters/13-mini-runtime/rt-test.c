@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* rt-test: the runtime's unit tests, one group per argument.
+/* rt-test.c: the runtime's unit tests, one group per argument.
  *
  *     make -C chapters/13-mini-runtime
  *     build/chapters/13-mini-runtime/rt-test timers

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* common/faults/faults.c: an LD_PRELOAD shim that makes socket I/O misbehave the
+/* faults.c: an LD_PRELOAD shim that makes socket I/O misbehave the
  * ways the kernel is allowed to: short reads, short writes, EINTR and EAGAIN.
  *
  * On a quiet loopback a 100-byte write() always writes 100 bytes, so a server

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* common/tests/test-buf.c: unit tests of common/buf.c, the pending-output buffer.
+/* test-buf.c: unit tests of common/buf.c, the pending-output buffer.
  *
  *   make -C common/tests && build/common/tests/test-buf
  *

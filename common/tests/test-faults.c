@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* common/tests/test-faults.c: push a known byte pattern through a socketpair the
+/* test-faults.c: push a known byte pattern through a socketpair the
  * way a careful program must (looping over short counts, EINTR and EAGAIN),
  * check every byte, and say how often the kernel, or the faults shim, made
  * it work for them.

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* common/tests/test-net.c: unit tests of common/net.c, the helpers every server uses.
+/* test-net.c: unit tests of common/net.c, the helpers every server uses.
  *
  *   make -C common/tests && build/common/tests/test-net
  *

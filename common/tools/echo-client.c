@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* echo-client: send bytes to an echo server and print what comes back.
+/* echo-client.c: send bytes to an echo server and print what comes back.
  *
  *     echo-client -p 8080 hello                  # prints "hello" (no newline is added)
  *     echo-client -p 8080 < big.bin > out.bin    # any bytes, NULs included

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* echo-load: measure an echo server's throughput and latency, checking every byte.
+/* echo-load.c: measure an echo server's throughput and latency, checking every byte.
  *
  *     echo-load -p 8080                       # 1 connection, 1000 ping-pong messages of 128 bytes
  *     echo-load -p 8080 -c 50 -n 1000         # 50 connections at once

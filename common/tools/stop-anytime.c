@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* stop-anytime: start a server many times and stop it at a different moment
+/* stop-anytime.c: start a server many times and stop it at a different moment
  * each time, the way a supervisor (systemd, Docker, a Ctrl-C) does: whenever
  * it likes, not when the server happens to be asleep.
  *

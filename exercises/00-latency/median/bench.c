@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* chapters/00-latency/bench.c: medians, timed batches and the random generator.
+/* bench.c: medians, timed batches and the random generator.
  *
  * Every figure `latency` prints goes through bench_batch_ns() or
  * bench_median(): time a batch with clock_now_ns() (common/clock.h says why

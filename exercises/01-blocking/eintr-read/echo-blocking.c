@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* echo-blocking: an echo server that serves one client at a time.
+/* echo-blocking.c: an echo server that serves one client at a time.
  *
  * Every call here blocks: accept() sleeps until a client connects, read()
  * until that client sends something or closes, write() until the kernel has

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* stop-race: the race between a stop flag and a blocking call, made to hit
+/* stop-race.c: the race between a stop flag and a blocking call, made to hit
  * every time, and the two ways to close it.
  *
  * A blocking server's loop looks like this:

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* echo-pool: an echo server with a fixed pool of worker threads.
+/* echo-pool.c: an echo server with a fixed pool of worker threads.
  *
  * The main thread accepts connections and pushes them into a bounded queue
  * (conn-queue.c); each of the -w workers pops one and serves it, with the same

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* echo-threads: an echo server with one thread per connection.
+/* echo-threads.c: an echo server with one thread per connection.
  *
  * Each accepted client gets its own thread, which runs the plain blocking
  * read()/write() loop of chapter 01. While one thread sleeps in read(), the

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* echo-select: a single-threaded echo server built on select().
+/* echo-select.c: a single-threaded echo server built on select().
  *
  * The same server as echo-poll.c, on the older call (4.2BSD, 1983). select()
  * takes three bitmaps (fd_set) of fd numbers: "tell me which of these are

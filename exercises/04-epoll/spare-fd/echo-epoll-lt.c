@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* echo-epoll-lt: a single-threaded echo server on level-triggered epoll.
+/* echo-epoll-lt.c: a single-threaded echo server on level-triggered epoll.
  *
  * The loop of chapter 03's echo-poll, with the question asked differently:
  * the kernel keeps the set of watched sockets (the interest list, changed

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* echo-epoll-oneshot: worker threads sharing one epoll, with EPOLLONESHOT.
+/* echo-epoll-oneshot.c: worker threads sharing one epoll, with EPOLLONESHOT.
  *
  * N threads (-w N) all sit in epoll_wait() on the same epoll instance, and
  * whichever wakes first serves what it got. Without care, two of them can

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* echo-kqueue: the echo server on kqueue(2), the BSD and macOS event queue.
+/* echo-kqueue.c: the echo server on kqueue(2), the BSD and macOS event queue.
  *
  * Written only against the BSD API (<sys/event.h>) and POSIX, plus the
  * course's net.h and buf.h. On FreeBSD and macOS it uses the system's kqueue;

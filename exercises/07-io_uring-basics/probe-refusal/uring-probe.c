@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* uring-probe: what io_uring can do on this machine, in plain words.
+/* uring-probe.c: what io_uring can do on this machine, in plain words.
  *
  * io_uring grows with every kernel release, and containers often forbid it
  * altogether, so a program that uses it must ask before it relies on

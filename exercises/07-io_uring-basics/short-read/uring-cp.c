@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* uring-cp: copy a file with io_uring, many requests in flight.
+/* uring-cp.c: copy a file with io_uring, many requests in flight.
  *
  * cp with a queue depth. The file is cut into blocks; up to DEPTH of them are
  * being copied at once, each one a read and then a write at the same offset.

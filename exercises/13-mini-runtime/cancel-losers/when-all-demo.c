@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* when-all-demo: Task.WhenAll made real. Three fetches that take 200, 150
+/* when-all-demo.c: Task.WhenAll made real. Three fetches that take 200, 150
  * and 180 ms, awaited one after another and then all at once:
  *
  *     // C#

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* <sys/event.h> for Linux: kqueue(2) and kevent(2) over epoll, timerfd,
- * signalfd and eventfd (common/kqueue-linux).
+/* event.h: <sys/event.h> for Linux, kqueue(2) and kevent(2) over epoll,
+ * timerfd, signalfd and eventfd (common/kqueue-linux).
  *
  * Code written for FreeBSD or macOS compiles unchanged against this header:
  *
