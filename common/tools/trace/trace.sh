@@ -178,7 +178,9 @@ trace_one() {
     done
     local t_listen
     t_listen=$(date +%s.%N)
+    # the server: strace's child (/proc's children list, where the kernel has it)
     pid=$(cat "/proc/$strace_pid/task/$strace_pid/children" 2>/dev/null | awk '{ print $1 }')
+    [ -n "$pid" ] || pid=$(pgrep -P "$strace_pid" | head -n 1)
     if [ -z "$port" ] || [ -z "$pid" ]; then
         [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
         kill -KILL "$strace_pid" 2>/dev/null
