@@ -171,7 +171,10 @@ static int server__run(struct server *s)
          * the last batch, run the deferred task work (which posts CQEs),
          * and sleep only if no CQE is there. With SQPOLL and CQEs waiting,
          * not even that: io_uring_submit() only writes to the SQ ring, and
-         * makes a system call only to wake a sleeping kernel thread. */
+         * makes a system call only to wake a sleeping kernel thread. It
+         * puts the full barrier that needs between the tail it stores and
+         * the IORING_SQ_NEED_WAKEUP it reads (sq_ring_needs_enter() in
+         * liburing's src/queue.c; chapter 07, "Memory ordering"). */
         if ((s->ring.flags & IORING_SETUP_SQPOLL) && io_uring_cq_ready(&s->ring) > 0)
             ret = io_uring_submit(&s->ring);
         else
