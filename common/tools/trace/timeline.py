@@ -31,7 +31,8 @@ import html
 import os
 import sys
 
-from strace_log import EVENT_WAITS, parse, write_calls
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from strace_log import EVENT_WAITS, parse, write_calls  # noqa: E402
 
 KINDS = [  # kind, colour, legend text
     ("wait", "#a6cde3", "wait: epoll_wait, poll, futex, nanosleep"),
