@@ -93,6 +93,8 @@ setup() {
     echo "# threads: $names; in epoll_wait: ${sockets%,}" >&3
     [ "$sockets" = ".NET Sockets," ] || fail "expected one thread in epoll_wait, named '.NET Sockets'; in epoll_wait: '${sockets%,}' (threads: $names)"
     grep -q '^\.NET TP Worker$' /proc/"$SERVER_PID"/task/*/comm || fail "no '.NET TP Worker' thread (threads: $names)"
+    # chapter 06: signals reach managed code through a pipe read by this thread
+    grep -q '^\.NET SigHandler$' /proc/"$SERVER_PID"/task/*/comm || fail "no '.NET SigHandler' thread (threads: $names)"
     stop_within 5
 }
 
