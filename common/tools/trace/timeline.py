@@ -30,6 +30,7 @@ import argparse
 import html
 import os
 import sys
+import textwrap
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from strace_log import EVENT_WAITS, parse, write_calls  # noqa: E402
@@ -47,11 +48,18 @@ COLOUR = {k: c for k, c, _ in KINDS}
 
 # ---- the picture ------------------------------------------------------------
 
-WIDTH, LEFT, RIGHT = 1200, 250, 20
+# 900 px: the width the book gives a picture, so that it is shown at its size
+WIDTH, LEFT, RIGHT = 900, 192, 12
 PLOT = WIDTH - LEFT - RIGHT
 LANE = 24  # a lane of the whole run: a 13 px bar
 LANE_ZOOM = 32  # a lane of the zoom: two rows of labels, then the bar
 FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
+
+
+def wrap(text, size, width=WIDTH - 24):
+    """TEXT in lines that fit WIDTH px at font SIZE (an average glyph is
+    about 0.55 of the size in DejaVu Sans)."""
+    return textwrap.wrap(text, max(20, int(width / (size * 0.55))))
 
 
 def esc(text):
@@ -190,7 +198,7 @@ class Panel:
             self.svg.rect(LEFT, ly, PLOT, self.lane, "#f2f2f2")
         self.svg.text(LEFT - 8, ly + self.lane - 13, "%s %d%s" % (comm, tid, " (main)" if main
                                                                     else ""),
-                      size=11, anchor="end")
+                      size=10.5, anchor="end")
         self.svg.text(LEFT - 8, ly + self.lane - 3, sub, size=9, anchor="end", fill="#555")
         return ly
 
@@ -318,9 +326,12 @@ def draw_panel(svg, y, lanes, t0, t1, origin, title, detailed, marks, sqpoll, fo
 def legend(svg, y, calls, sqpoll, pixel_ms, unseen):
     x = 12
     for kind, colour, text in KINDS:
+        w = 18 + 6.0 * len(text) + 16
+        if x + w > WIDTH:
+            x, y = 12, y + 16
         svg.rect(x, y - 9, 14, 10, colour)
         svg.text(x + 18, y, text, size=10.5)
-        x += 18 + 6.2 * len(text) + 18
+        x += w
     y += 16
     lines = ["Whole run: each pixel column is %.2f ms, too wide for one call; its coloured height "
              "is the share of that time the thread spent in each kind of call (full: in calls all "
@@ -331,26 +342,26 @@ def legend(svg, y, calls, sqpoll, pixel_ms, unseen):
     if names & EVENT_WAITS:
         lines[-1] += " The number above epoll_wait or poll: the events it returned."
     if "io_uring_enter" in names and sqpoll:
-        lines += ["SQPOLL: the kernel's polling thread submits, with no system call. The "
-                  "io_uring_enter calls left only wait: \u2265W above one means it slept until at "
-                  "least W completions",
-                  "were ready (IORING_ENTER_GETEVENTS, min_complete); 'wake' means it woke the "
-                  "polling thread, asleep after its idle time. The completions are read from the "
-                  "ring in user space, unseen."]
+        lines.append("SQPOLL: the kernel's polling thread submits, with no system call. The "
+                     "io_uring_enter calls left only wait: \u2265W above one means it slept until "
+                     "at least W completions were ready (IORING_ENTER_GETEVENTS, min_complete); "
+                     "'wake' means it woke the polling thread, asleep after its idle time. The "
+                     "completions are read from the ring in user space, unseen.")
     elif "io_uring_enter" in names:
-        lines += ["Above io_uring_enter, S/\u2265W: it submitted S operations (its return value) "
-                  "and slept until at least W completions were ready (IORING_ENTER_GETEVENTS, "
-                  "min_complete).",
-                  "How many completions it then reaped, the server reads from the ring in its own "
-                  "memory: strace cannot see that."]
+        lines.append("Above io_uring_enter, S/\u2265W: it submitted S operations (its return "
+                     "value) and slept until at least W completions were ready "
+                     "(IORING_ENTER_GETEVENTS, min_complete). How many completions it then "
+                     "reaped, the server reads from the ring in its own memory: strace cannot "
+                     "see that.")
     if unseen:
         lines.append("Grey, in the lane of a thread strace cannot see: its CPU use, sampled from "
                      "/proc/PID/task every 20 ms (in ticks of 10 ms).")
     lines.append("Under strace every traced call stops the thread twice, so calls look longer "
                  "than they are: trust the order and the shape, not the microseconds.")
     for n in lines:
-        svg.text(12, y, n, size=10, fill="#333")
-        y += 14
+        for part in wrap(n, 10):
+            svg.text(12, y, part, size=10, fill="#333")
+            y += 14
     return y
 
 
@@ -390,12 +401,12 @@ def render(calls, threads, marks, title, notes, zoom_ms, out, only_sampled=False
         if tid in traced:
             continue
         comm = comm_of[tid]
-        cpu = "grey: its CPU use, %d ms in all" % (ticks[tid] * 10)
+        cpu = "%d ms of CPU" % (ticks[tid] * 10)
         if comm.startswith("iou-sqp"):
             note = ("io_uring's polling thread: it submits for the server, in the kernel, "
-                    "with no system call; strace cannot see it (%s)" % cpu)
+                    "and strace cannot see it (%s)" % cpu)
         elif comm.startswith("iou-wrk"):
-            note = "an io_uring worker, in the kernel; strace cannot see it (%s)" % cpu
+            note = "an io_uring worker, in the kernel: strace cannot see it (%s)" % cpu
         else:
             note = "no system call traced (%s)" % cpu
         lanes.append((tid, comm, samples[tid], False, note))
@@ -413,11 +424,15 @@ def render(calls, threads, marks, title, notes, zoom_ms, out, only_sampled=False
     z0, z1 = mid - zoom_ms / 2000, mid + zoom_ms / 2000
 
     svg = Svg()
-    svg.text(12, 22, title, size=15, weight="bold")
-    y = 40
+    y = 22
+    for part in wrap(title, 15 * 1.08):  # bold
+        svg.text(12, y, part, size=15, weight="bold")
+        y += 19
+    y += 0
     for n in notes:
-        svg.text(12, y, n, size=10.5, fill="#333")
-        y += 15
+        for part in wrap(n, 10.5):
+            svg.text(12, y, part, size=10.5, fill="#333")
+            y += 15
     y = legend(svg, y + 6, shown, sqpoll, (t_end - origin) * 1000 / PLOT,
                any(lane[4] for lane in lanes)) + 8
     foot = ("%d calls of start-up, before time 0, are not drawn" % before) if before else ""
@@ -502,6 +517,11 @@ def main():
         print("timeline.py: %s: no system call found (is it strace -f -ttt -T output?)" % a.log,
               file=sys.stderr)
         return 1
+    # strace -Y keeps the name a thread had when it first saw it (a .NET
+    # pool thread is born with its creator's); /proc has the one it took
+    named = {tid: comm for _, tid, _, comm in threads}
+    for c in calls:
+        c.comm = named.get(c.tid, c.comm)
     if a.calls:
         if a.calls == "-":
             write_calls(calls, sys.stdout)
