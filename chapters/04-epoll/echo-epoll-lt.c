@@ -52,7 +52,7 @@ struct server {
     int accept_errno;    /* last accept() error logged: a streak is logged once */
 };
 
-static int watch_add(int epfd, struct watch *w, uint32_t events)
+static int server__watch_add(int epfd, struct watch *w, uint32_t events)
 {
     struct epoll_event ev = {.events = events, .data.ptr = w};
 
@@ -186,7 +186,7 @@ static void server__serve(struct server *s, struct conn *c, uint32_t events)
 }
 /* end snippet */
 
-static int on_opt(int opt, const char *arg, void *ctx)
+static int server__on_opt(int opt, const char *arg, void *ctx)
 {
     enum emfile_policy *p = ctx;
 
@@ -209,7 +209,7 @@ int main(int argc, char **argv)
     struct net_cli_extra extra = {
         .optstring = "E:",
         .usage = "  -E MODE   when out of fds: pause (default), spare, or log (spins)\n",
-        .on_opt = on_opt,
+        .on_opt = server__on_opt,
         .ctx = &s.policy,
     };
     struct epoll_event events[MAX_EVENTS];
@@ -230,8 +230,8 @@ int main(int argc, char **argv)
     /* EXERCISE END */
     if ((s.epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
         net_die(errno, "epoll_create1");
-    if ((err = watch_add(s.epfd, &s.sig, EPOLLIN)) < 0 ||
-        (err = watch_add(s.epfd, &s.listener, EPOLLIN)) < 0)
+    if ((err = server__watch_add(s.epfd, &s.sig, EPOLLIN)) < 0 ||
+        (err = server__watch_add(s.epfd, &s.listener, EPOLLIN)) < 0)
         net_die(-err, "epoll_ctl(ADD)");
 
     /* snippet: loop */

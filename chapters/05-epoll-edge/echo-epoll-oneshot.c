@@ -274,7 +274,7 @@ static void *worker_main(void *arg)
 }
 /* end snippet */
 
-static int on_opt(int opt, const char *arg, void *ctx)
+static int server__on_opt(int opt, const char *arg, void *ctx)
 {
     long v;
 
@@ -291,7 +291,7 @@ int main(int argc, char **argv)
     struct net_cli_extra extra = {
         .optstring = "w:",
         .usage = "  -w N      worker threads sharing one epoll (1-64, default: one per CPU)\n",
-        .on_opt = on_opt,
+        .on_opt = server__on_opt,
         .ctx = &nworkers,
     };
     struct server s = {.lock = PTHREAD_MUTEX_INITIALIZER};

@@ -39,7 +39,7 @@
 
 static char demo__buf[DEMO_READ];
 
-static const char *errname(int err)
+static const char *demo__errname(int err)
 {
     switch (err) {
     case EISDIR:
@@ -57,7 +57,7 @@ static const char *errname(int err)
 
 /* A result as a person reads it: "1808" or "-21 (EISDIR)". Four buffers in
  * turn, so one printf() can show several. */
-static const char *res_str(int res)
+static const char *demo__res_str(int res)
 {
     static char s[4][64];
     static unsigned next;
@@ -66,7 +66,7 @@ static const char *res_str(int res)
     if (res >= 0)
         snprintf(out, sizeof(s[0]), "%d", res);
     else
-        snprintf(out, sizeof(s[0]), "%d (%s)", res, errname(-res));
+        snprintf(out, sizeof(s[0]), "%d (%s)", res, demo__errname(-res));
     return out;
 }
 
@@ -132,8 +132,8 @@ static void step_errors(struct io_uring *ring, const char *dir)
            "  READ of a closed fd (2) and a NOP (3); errno is still %d\n",
            submitted, errno);
     printf("  completions, in the order they came: %u: %s, %u: %s, %u: %s\n", order[0],
-           res_str(res[order[0]]), order[1], res_str(res[order[1]]), order[2],
-           res_str(res[order[2]]));
+           demo__res_str(res[order[0]]), order[1], demo__res_str(res[order[1]]), order[2],
+           demo__res_str(res[order[2]]));
     close(dfd);
     if (submitted != 3 || res[1] != -EISDIR || res[2] != -EBADF || res[3] != 0)
         unexpected("expected 3 submitted and results -EISDIR, -EBADF, 0");
@@ -148,9 +148,9 @@ static void step_short_reads(struct io_uring *ring, int fd)
     io_uring_prep_read(demo__sqe(ring, 2), fd, demo__buf, DEMO_READ, DEMO_FILE_SIZE);
     demo__run(ring, 2, res, NULL);
     printf("  a %d-byte file: READ %d at offset 8192 = %s (short: only %d bytes are left)\n",
-           DEMO_FILE_SIZE, DEMO_READ, res_str(res[1]), DEMO_FILE_SIZE - 8192);
+           DEMO_FILE_SIZE, DEMO_READ, demo__res_str(res[1]), DEMO_FILE_SIZE - 8192);
     printf("  READ %d at offset %d = %s: the end of the file\n", DEMO_READ, DEMO_FILE_SIZE,
-           res_str(res[2]));
+           demo__res_str(res[2]));
     if (res[1] != DEMO_FILE_SIZE - 8192 || res[2] != 0)
         unexpected("expected %d and 0", DEMO_FILE_SIZE - 8192);
 }
@@ -169,7 +169,7 @@ static void step_link(struct io_uring *ring, int in, int out)
         io_uring_prep_write(demo__sqe(ring, 2), out, demo__buf, DEMO_READ, offset);
         demo__run(ring, 2, res, NULL);
         printf("  READ %d at offset %llu = %s, then the linked WRITE = %s\n", DEMO_READ,
-               (unsigned long long)offset, res_str(res[1]), res_str(res[2]));
+               (unsigned long long)offset, demo__res_str(res[1]), demo__res_str(res[2]));
         if (k == 0 && (res[1] != DEMO_READ || res[2] != DEMO_READ))
             unexpected("a full read and its linked write should both move %d bytes", DEMO_READ);
         if (k == 1 && (res[1] != DEMO_FILE_SIZE - 8192 || res[2] != -ECANCELED))
@@ -191,9 +191,9 @@ static void step_link_ends_with_submit(struct io_uring *ring, int in, int out)
     io_uring_prep_write(demo__sqe(ring, 2), out, demo__buf, DEMO_READ, 8192);
     demo__run(ring, 1, res, NULL);
     printf("  READ %d at offset 8192 with IOSQE_IO_LINK, submitted alone = %s\n", DEMO_READ,
-           res_str(res[1]));
+           demo__res_str(res[1]));
     printf("  the WRITE submitted after it = %s: it ran, %d bytes that were never read\n",
-           res_str(res[2]), DEMO_READ - res[1]);
+           demo__res_str(res[2]), DEMO_READ - res[1]);
     if (res[1] != DEMO_FILE_SIZE - 8192 || res[2] != DEMO_READ)
         unexpected("expected a short read and a write that runs anyway");
 }

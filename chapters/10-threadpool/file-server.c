@@ -70,7 +70,7 @@ struct opts {
     long threads, queue, ms_per_mib, max_mib;
 };
 
-static int on_opt(int opt, const char *arg, void *ctx)
+static int server__on_opt(int opt, const char *arg, void *ctx)
 {
     struct opts *o = ctx;
 
@@ -90,7 +90,7 @@ static int on_opt(int opt, const char *arg, void *ctx)
     return -1;
 }
 
-static void watch_add(int epfd, struct watch *w)
+static void server__watch_add(int epfd, struct watch *w)
 {
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = w};
 
@@ -108,7 +108,7 @@ int main(int argc, char **argv)
                  "  -q N      pool queue length (default 64); beyond it: ERR BUSY\n"
                  "  -s MS     simulate a slow disk: every read takes MS ms per MiB\n"
                  "  -m MIB    largest file served (default 64)\n",
-        .on_opt = on_opt,
+        .on_opt = server__on_opt,
         .ctx = &o,
     };
     struct server s = {.pool_w = {WATCH_POOL, -1}};
@@ -136,11 +136,11 @@ int main(int argc, char **argv)
         net_die(-err, "fcntl(fd=%d, O_NONBLOCK)", s.listener.fd);
     if ((s.epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
         net_die(errno, "epoll_create1");
-    watch_add(s.epfd, &s.sig);
-    watch_add(s.epfd, &s.listener);
+    server__watch_add(s.epfd, &s.sig);
+    server__watch_add(s.epfd, &s.listener);
     if (s.threads > 0) {
         s.pool_w.fd = pool_fd(&s.pool);
-        watch_add(s.epfd, &s.pool_w);
+        server__watch_add(s.epfd, &s.pool_w);
     }
 
     /* snippet: loop */

@@ -91,7 +91,7 @@ static inline uint64_t load__mix(uint64_t x)
 
 /* Bytes [off, off + n) of message `seq` of connection `conn`. Only this
  * process writes and checks them, so the words' byte order does not matter. */
-static void load_pattern(unsigned char *dst, unsigned conn, uint64_t seq, size_t off, size_t n)
+static void load__pattern(unsigned char *dst, unsigned conn, uint64_t seq, size_t off, size_t n)
 {
     uint64_t seed = load__mix(((uint64_t)conn << 40) ^ seq ^ 0x9e3779b97f4a7c15ULL);
     size_t i = off, end = off + n;
@@ -221,7 +221,7 @@ static void conn_send(struct load *l, struct conn *c)
                 l->o.len - off < LOAD_IO_SIZE - have ? l->o.len - off : LOAD_IO_SIZE - have;
             if (off == 0) /* stamped again if this write turns out not to carry it */
                 c->started[seq % l->o.depth] = now;
-            load_pattern(l->io + have, i, seq, off, take);
+            load__pattern(l->io + have, i, seq, off, take);
             have += take;
             off += take;
             if (off == l->o.len)
@@ -262,7 +262,7 @@ static int conn_verify(struct load *l, struct conn *c, const unsigned char *data
     while (n > 0) {
         size_t take = l->o.len - c->recv_off < n ? l->o.len - c->recv_off : n;
 
-        load_pattern(l->expect, i, c->recv_seq, c->recv_off, take);
+        load__pattern(l->expect, i, c->recv_seq, c->recv_off, take);
         if (memcmp(l->expect, data, take) != 0) {
             size_t k = 0;
             while (l->expect[k] == data[k])

@@ -376,7 +376,7 @@ static void server__free_closed(struct server *s)
     }
 }
 
-static int on_opt(int opt, const char *arg, void *ctx)
+static int server__on_opt(int opt, const char *arg, void *ctx)
 {
     struct server *s = ctx;
     long v;
@@ -401,7 +401,7 @@ int main(int argc, char **argv)
         .usage = "  -t SECS   close connections idle this long (default 60, 0 = never)\n"
                  "  -L        lazy idle timeouts: reads do not restart the timer; when it\n"
                  "            fires, it is armed again for what is left if the client was active\n",
-        .on_opt = on_opt,
+        .on_opt = server__on_opt,
     };
     int status = 0;
 
