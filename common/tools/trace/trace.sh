@@ -142,10 +142,16 @@ trace_one() {
         # wineserver, which every Win32 call on a socket goes through, is
         # then traced too (-p), and the picture keeps its threads and the
         # server's.
-        (
-            ulimit -Sn "$(ulimit -Hn)" 2>/dev/null
-            exec env "${env[@]}" "$wineserver" -p 5
-        ) </dev/null >/dev/null 2>&1 || true
+        # One already running (a test's) is used as it is; one started here
+        # is stopped at the end, with the services, which would outlive it.
+        if ! wspid=$(wineserver_pid "$BUILD/wine/prefix"); then
+            (
+                ulimit -Sn "$(ulimit -Hn)" 2>/dev/null
+                exec env "${env[@]}" "$wineserver" -p 5
+            ) </dev/null >/dev/null 2>&1 || true
+            # shellcheck disable=SC2064 # expanded now, on purpose
+            trap "env ${env[*]@Q} ${wineserver@Q} -k >/dev/null 2>&1" EXIT
+        fi
         env "${env[@]}" timeout 60 "$wine" cmd.exe /c exit </dev/null >/dev/null 2>&1
         wspid=$(wineserver_pid "$BUILD/wine/prefix") ||
             die 1 "$name: the wineserver of $BUILD/wine/prefix did not start"
