@@ -5,9 +5,8 @@
 #   common/tools/trace/trace.sh NAME[,NAME...]     (make trace S=NAME[,NAME...])
 #   common/tools/trace/trace.sh --figures [NAME,...]  (make trace-figures [S=NAME,...])
 #
-# NAME is a server of the course's server table (common/servers.txt, or
-# tests/suite/servers.txt where that does not exist yet), C or C#, or a
-# Windows one (run by Wine). For each, it:
+# NAME is a server of the course's server table (common/servers.txt), C or
+# C#, or a Windows one (run by Wine). For each, it:
 #   1. starts the server under `strace -f -ttt -T`, which records every
 #      system call of every thread with its entry time and its duration;
 #   2. drives a small fixed load: client A sends "first half ", waits 0.6 s,
@@ -61,27 +60,27 @@ die() {
 }
 usage() { echo "usage:" >&2; sed -n '5,6p' "$0" | sed 's/^#/ /' >&2; }
 
-# ---- the server table -----------------------------------------------------------
-table=""
-for t in common/servers.txt tests/suite/servers.txt; do
-    [ -f "$t" ] && { table=$t; break; }
-done
+# ---- the server table (common/servers.txt) -------------------------------------
+# shellcheck source=common/tools/servers.bash
+. common/tools/servers.bash
 
-# server_names: every NAME of the table that can be traced (not the
+# traceable_names: every NAME of the table that can be traced (not the
 # exercises'), in its order.
-server_names() { awk '/^[A-Za-z0-9]/ && / chapter:/ { print $1 }' "$table"; }
-
-# server_line NAME: its line, or nothing.
-server_line() { awk -v n="$1" '/^[A-Za-z0-9]/ && $1 == n { print; exit }' "$table"; }
+traceable_names() {
+    local n
+    for n in $(server_names); do
+        server_load "$n" && [[ "$SRV_PROG" == chapter:* ]] && echo "$n"
+    done
+}
 
 # exercise_check NAME: exit 2 if NAME is an exercise's server.
 exercise_check() {
-    local line others
-    line=$(server_line "$1")
-    [[ "$line" == *" exercise:"* ]] || return 0
-    others=$(awk -v c="$(awk '{ print $2 }' <<<"$line")" \
-        '/^[A-Za-z0-9]/ && $2 == c && / chapter:/ { printf "%s ", $1 }' "$table")
-    die 2 "$1 is an exercise's server ($(grep -o 'exercise:[^ ]*' <<<"$line")): the learner's copy is not traced; trace a server of its chapter instead: ${others% }"
+    local others="" n ch
+    server_load "$1" && [[ "$SRV_PROG" == exercise:* ]] || return 0
+    ch=$SRV_CHAPTER
+    for n in $(traceable_names); do server_load "$n" && [ "$SRV_CHAPTER" = "$ch" ] && others+="$n "; done
+    server_load "$1"
+    die 2 "$1 is an exercise's server ($SRV_PROG): the learner's copy is not traced; trace a server of its chapter instead: ${others% }"
 }
 
 # wineserver_pid PREFIX: the pid of PREFIX's wineserver, which works in a
@@ -102,23 +101,11 @@ wineserver_pid() {
 
 # trace_one NAME: trace it and draw it; prints where the SVG is.
 trace_one() {
-    local name=$1 line chapter kind words env=() prog="" args=() w bin
-    line=$(server_line "$name")
-    read -r -a words <<<"$line"
-    chapter=${words[1]} kind=${words[2]}
-    for w in "${words[@]:3}"; do
-        if [ -z "$prog" ] && [[ "$w" == *=* ]] && [[ "$w" != *:* ]]; then
-            env+=("$w")
-        elif [ -z "$prog" ]; then
-            prog=$w
-        else
-            args+=("$w")
-        fi
-    done
-    case "$prog" in
-    chapter:*) bin="$BUILD/chapters/$chapter/${prog#chapter:}" ;;
-    *) die 1 "$table: $name: cannot read its program '$prog'" ;;
-    esac
+    local name=$1 chapter kind env=() prog args=() bin
+    server_load "$name" || die 2 "no server named '$name' in common/servers.txt"
+    chapter=$SRV_CHAPTER kind=$SRV_KIND prog=$SRV_PROG
+    env=("${SRV_ENV[@]}") args=("${SRV_ARGS[@]}")
+    bin="$BUILD/chapters/$chapter/${prog#chapter:}"
     if [ ! -x "$bin" ]; then
         if [ -f "chapters/$chapter/dotnet/${prog#chapter:}/${prog#chapter:}.csproj" ] &&
             ! command -v dotnet >/dev/null; then
@@ -310,17 +297,16 @@ fi
 [ $# -eq 1 ] || { usage; exit 2; }
 if [ -z "$1" ]; then
     echo "trace: which server? make trace S=NAME[,NAME...], one of:" >&2
-    server_names | paste -sd' ' | fold -s -w 78 | sed 's/^/  /' >&2
+    traceable_names | paste -sd' ' | fold -s -w 78 | sed 's/^/  /' >&2
     exit 2
 fi
 case "$1" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
-[ -n "$table" ] || die 1 "no server table (common/servers.txt or tests/suite/servers.txt)"
 IFS=, read -r -a names <<<"$1"
 [ ${#names[@]} -gt 0 ] || { usage; exit 2; }
 for n in "${names[@]}"; do
-    if [ -z "$(server_line "$n")" ]; then
-        echo "trace: no server named '$n' in $table; the servers are:" >&2
-        server_names | paste -sd' ' | fold -s -w 78 | sed 's/^/  /' >&2
+    if ! server_load "$n"; then
+        echo "trace: no server named '$n' in common/servers.txt; the servers are:" >&2
+        traceable_names | paste -sd' ' | fold -s -w 78 | sed 's/^/  /' >&2
         exit 2
     fi
     exercise_check "$n"
@@ -346,7 +332,7 @@ if [ "$figures" = 1 ]; then # each picture drawn now replaces the chapter's
             echo "trace: $n was not drawn: its chapter keeps the picture it has" >&2
             continue
         }
-        ch=$(server_line "$n" | awk '{ print $2 }')
+        server_load "$n" && ch=$SRV_CHAPTER
         mkdir -p "chapters/$ch/figures" && cp "$out/$n.svg" "chapters/$ch/figures/trace-$n.svg" ||
             die 1 "cannot copy $n.svg into chapters/$ch/figures"
         echo "trace: chapters/$ch/figures/trace-$n.svg"
