@@ -106,7 +106,8 @@ suite: ## link tests/NN-slug/suite-*.bats (the shared echo suite) for every serv
 snippets: ## rewrite the code excerpts in the READMEs from the source files
 	$(Q)$(RUN) $(SCRIPTS)/snippets.sh --fix
 
-book: ## the book, HTML and EPUB, from the READMEs into build/book/ (pandoc, graphviz)
+book: ## the book, HTML and EPUB, from the READMEs into build/book/ (pandoc, graphviz); a trace picture whose server changed is drawn again first
+	$(Q)$(RUN) common/tools/trace/trace.sh --redraw-stale
 	$(Q)$(RUN) $(SCRIPTS)/book.sh
 
 bench: ## every echo server side by side, into build/bench/ (chapter 14; BENCH=full: the long run)

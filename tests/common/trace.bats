@@ -182,3 +182,24 @@ print(len(root.findall(".//{http://www.w3.org/2000/svg}rect")), "rects")' "$1"
     done
     [ "$n" -ge 4 ] || fail "expected the chapters to show at least 4 trace pictures (02, 04, 08 twice), found $n"
 }
+
+@test "every trace picture is stamped with its server's code as it is now, and a change to that code (not to a comment) makes it stale" {
+    run "$TOP/common/tools/trace/trace.sh" --stale
+    [ "$status" -eq 0 ] || fail "the code of these servers changed since their picture was drawn (make trace-figures S=NAME, and check what the chapter says of it): $output"
+    # the stamp, on a copy of chapter 04
+    local t="$BATS_TEST_TMPDIR/repo" a b c
+    mkdir -p "$t/chapters"
+    cp -r "$TOP/chapters/04-epoll" "$t/chapters/"
+    stamp() {
+        (cd "$t" && eval "$(sed -n '/^source_stamp()/,/^}/p' "$TOP/common/tools/trace/trace.sh")" &&
+            . "$TOP/common/tools/servers.bash" && source_stamp echo-epoll-lt)
+    }
+    a=$(stamp)
+    [ -n "$a" ] || fail "no stamp"
+    sed -i '1a /* a comment more */' "$t/chapters/04-epoll/conn.c"
+    b=$(stamp)
+    assert_equal "$b" "$a"
+    echo 'static int one_more;' >>"$t/chapters/04-epoll/conn.h"
+    c=$(stamp)
+    [ "$c" != "$a" ] || fail "a change to conn.h, which echo-epoll-lt includes, left its stamp as it was"
+}

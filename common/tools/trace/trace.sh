@@ -4,6 +4,7 @@
 #
 #   common/tools/trace/trace.sh NAME[,NAME...]     (make trace S=NAME[,NAME...])
 #   common/tools/trace/trace.sh --figures [NAME,...]  (make trace-figures [S=NAME,...])
+#   common/tools/trace/trace.sh --stale | --redraw-stale   (make book: the latter)
 #
 # NAME is a server of the course's server table (common/servers.txt), C or
 # C#, or a Windows one (run by Wine). For each, it:
@@ -29,6 +30,12 @@
 # echo-uring-sqpoll and echo-iocp and copies each picture it could draw to
 # chapters/NN-slug/figures/trace-NAME.svg (one it could not, say without the
 # .NET SDK or Wine, leaves the chapter's as it is).
+#
+# Each picture a chapter shows ends with a comment, "trace-source: HASH":
+# a hash of its server's own code when it was drawn (source_stamp). --stale
+# lists the pictures whose server has changed since, and exits 1;
+# --redraw-stale, which make book runs, draws those again (where this
+# machine can: one it cannot keeps its picture, saying so).
 #
 # Under Wine (KIND win32) the prefix's wineserver and Wine's services are
 # started first, untraced, and strace then attaches to the wineserver as
@@ -282,9 +289,62 @@ write_index() {
     } >"$out/index.html"
 }
 
+# ---- the chapters' pictures and their sources ----------------------------------------
+
+# source_stamp NAME: a hash of the server's own code: its program's files in
+# the chapter (PROG.c and PROG_SRCS in the chapter's Makefile; or its C#
+# project) and the chapter's headers they include; C without its comments (gcc
+# -fpreprocessed), so that a reworded comment does not count as a change.
+source_stamp() {
+    server_load "$1" || return 1
+    local dir="chapters/$SRV_CHAPTER" prog="${SRV_PROG#chapter:}" f files=() seen=" "
+    prog="${prog%.exe}" prog="${prog#*/}"
+    if [ -d "$dir/dotnet/$prog" ]; then
+        files=("$dir/dotnet/$prog"/*.cs)
+    else
+        local todo=("$dir/$prog.c") src
+        for src in $(sed -n "s/^$prog"'_SRCS *:= *//p' "$dir/Makefile"); do todo+=("$dir/$src"); done
+        while [ ${#todo[@]} -gt 0 ]; do
+            f=${todo[0]} todo=("${todo[@]:1}")
+            [ -f "$f" ] && [[ "$seen" != *" $f "* ]] || continue
+            seen+="$f " files+=("$f")
+            for src in $(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f"); do todo+=("$dir/$src"); done
+        done
+    fi
+    for f in "${files[@]}"; do
+        echo "== $f"
+        case "$f" in
+        *.c | *.h) gcc -fpreprocessed -dD -E -P -x c "$f" 2>/dev/null ;;
+        *) cat "$f" ;;
+        esac
+    done | sha256sum | cut -c1-16
+}
+
+# figure_stamp FILE: the stamp a chapter's picture was drawn from.
+figure_stamp() { sed -n 's/^<!-- trace-source: \([0-9a-f]*\) -->$/\1/p' "$1"; }
+
 # ---- main ---------------------------------------------------------------------------
 figure_names=echo-threads,echo-epoll-lt,echo-dotnet-async,echo-uring,echo-uring-sqpoll,echo-iocp
 figures=0
+if [ "${1:-}" = --stale ] || [ "${1:-}" = --redraw-stale ]; then
+    # the chapters' pictures whose server changed since they were drawn;
+    # --redraw-stale (make book) draws those again where this machine can
+    stale=()
+    for fig in chapters/[0-9][0-9]-*/figures/trace-*.svg; do
+        [ -f "$fig" ] || continue
+        n=${fig##*/trace-} n=${n%.svg}
+        [ "$(figure_stamp "$fig")" = "$(source_stamp "$n")" ] || stale+=("$n")
+    done
+    [ ${#stale[@]} -gt 0 ] || exit 0
+    if [ "$1" = --stale ]; then
+        printf '%s\n' "${stale[@]}"
+        exit 1
+    fi
+    echo "trace: the code of ${stale[*]} changed since its picture was drawn: drawing it again (its chapter's sentences about it may want the new figures)"
+    "$0" --figures "$(IFS=,; echo "${stale[*]}")" ||
+        echo "trace: some pictures were not drawn again here; their chapters keep the ones they have"
+    exit 0
+fi
 if [ "${1:-}" = --figures ] && [ $# -le 2 ]; then
     figures=1
     want=${2:-$figure_names}
@@ -333,7 +393,8 @@ if [ "$figures" = 1 ]; then # each picture drawn now replaces the chapter's
             continue
         }
         server_load "$n" && ch=$SRV_CHAPTER
-        mkdir -p "chapters/$ch/figures" && cp "$out/$n.svg" "chapters/$ch/figures/trace-$n.svg" ||
+        mkdir -p "chapters/$ch/figures" &&
+            { cat "$out/$n.svg" && echo "<!-- trace-source: $(source_stamp "$n") -->"; } >"chapters/$ch/figures/trace-$n.svg" ||
             die 1 "cannot copy $n.svg into chapters/$ch/figures"
         echo "trace: chapters/$ch/figures/trace-$n.svg"
     done
