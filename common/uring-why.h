@@ -8,7 +8,8 @@
  *   ENOSYS  no io_uring in this kernel: older than 5.1, or built without
  *           CONFIG_IO_URING;
  *   EPERM   the sysctl kernel.io_uring_disabled (6.6+): 1 leaves io_uring to
- *           root and the members of kernel.io_uring_group, 2 to nobody;
+ *           processes with CAP_SYS_ADMIN and the members of
+ *           kernel.io_uring_group, 2 to nobody;
  *           or a seccomp filter (Docker's default profile refuses the
  *           io_uring calls since Docker 25);
  *           or SQPOLL before 5.11, which needed CAP_SYS_ADMIN;

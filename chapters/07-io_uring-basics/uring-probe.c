@@ -268,7 +268,7 @@ int main(int argc, char **argv)
     if (*sysctl)
         printf("  kernel.io_uring_disabled: %s (%s)\n", sysctl,
                strcmp(sysctl, "0") == 0   ? "every process may create rings"
-               : strcmp(sysctl, "1") == 0 ? "only root and members of kernel.io_uring_group"
+               : strcmp(sysctl, "1") == 0 ? "only CAP_SYS_ADMIN and kernel.io_uring_group"
                                           : "nobody may create rings");
     else
         printf("  kernel.io_uring_disabled: absent (the switch exists since 6.6)\n");
