@@ -29,6 +29,7 @@
 #include "todo.h"
 #include "buf.h"
 #include "clock.h"
+#include "list.h"
 #include "net.h"
 
 #include <sys/event.h>
@@ -53,13 +54,13 @@
 #define DEFAULT_IDLE_S 60
 
 struct conn {
-    int fd;                   /* -1 once closed (its events later in the batch are stale) */
-    bool peer_eof;            /* the client half-closed: send what is pending, then close */
-    bool reading;             /* EVFILT_READ enabled */
-    bool writing;             /* EVFILT_WRITE enabled */
-    struct buf out;           /* bytes read, not yet echoed */
-    int64_t last_active_ms;   /* -L: clock_now_ms() at accept and at each read */
-    struct conn *prev, *next; /* in server.conns; once closed, next links server.closed */
+    int fd;                 /* -1 once closed (its events later in the batch are stale) */
+    bool peer_eof;          /* the client half-closed: send what is pending, then close */
+    bool reading;           /* EVFILT_READ enabled */
+    bool writing;           /* EVFILT_WRITE enabled */
+    struct buf out;         /* bytes read, not yet echoed */
+    int64_t last_active_ms; /* -L: clock_now_ms() at accept and at each read */
+    struct list_node link;  /* in server.conns; once closed, in server.closed */
 };
 
 struct server {
@@ -69,8 +70,8 @@ struct server {
     bool lazy;                          /* -L: the idle timer is not restarted by reads */
     struct kevent changes[MAX_CHANGES]; /* sent with the next kevent() */
     int nchanges;
-    struct conn *conns;  /* open connections */
-    struct conn *closed; /* closed during this batch */
+    struct list_node conns;  /* open connections */
+    struct list_node closed; /* closed during this batch, freed when it ends */
     bool accept_paused;
 };
 
@@ -136,14 +137,8 @@ static void conn_close(struct server *s, struct conn *c)
     s->nchanges = j;
     close(c->fd);
     c->fd = -1;
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        s->conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    c->next = s->closed;
-    s->closed = c;
+    list_remove(&c->link);
+    list_insert(&s->closed, &c->link);
     if (s->accept_paused) { /* an fd is free again */
         server__change(s, s->listen_fd, EVFILT_READ, EV_ENABLE, 0, 0, NULL);
         s->accept_paused = false;
@@ -308,10 +303,7 @@ static void server__accept(struct server *s, const struct kevent *ev)
         c->fd = fd;
         c->last_active_ms = s->lazy ? clock_now_ms() : 0;
         buf_init(&c->out);
-        c->next = s->conns;
-        if (s->conns)
-            s->conns->prev = c;
-        s->conns = c;
+        list_insert(&s->conns, &c->link);
         if (!server__register(s, c, &out_of_fds)) {
             conn_close(s, c);
             continue;
@@ -365,9 +357,9 @@ static bool server__handle(struct server *s, const struct kevent *ev)
 
 static void server__free_closed(struct server *s)
 {
-    while (s->closed) {
-        struct conn *c = s->closed;
-        s->closed = c->next;
+    while (!list_empty(&s->closed)) {
+        struct conn *c = list_first_entry(&s->closed, struct conn, link);
+        list_remove(&c->link);
         buf_free(&c->out);
         free(c);
     }
@@ -403,6 +395,8 @@ int main(int argc, char **argv)
     int status = 0;
 
     s->idle_s = DEFAULT_IDLE_S;
+    list_init(&s->conns);
+    list_init(&s->closed);
     extra.ctx = s;
     net_cli_parse(&cli, argc, argv, "An echo server on kqueue.", &extra);
     if ((s->kq = kqueue()) < 0)
@@ -440,8 +434,8 @@ int main(int argc, char **argv)
     }
 
     /* Shut down: every connection, then the listener and the queue. */
-    while (s->conns)
-        conn_close(s, s->conns);
+    while (!list_empty(&s->conns))
+        conn_close(s, list_first_entry(&s->conns, struct conn, link));
     server__free_closed(s);
     close(s->listen_fd);
     close(s->kq);
