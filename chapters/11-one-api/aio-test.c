@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* aio-test: the promises of cio.h, checked on the backend AIO_BACKEND picks.
+/* aio-test: the promises of cio.h, checked on the backend CIO_BACKEND picks.
  *
  *     make -C chapters/11-one-api
- *     AIO_BACKEND=epoll build/chapters/11-one-api/aio-test probe|timers|cancel|files|net|pool
+ *     CIO_BACKEND=epoll build/chapters/11-one-api/aio-test probe|timers|cancel|files|net|pool
  *
  *   probe   open the backend and print its capabilities (77 if refused here);
  *   timers  timeouts of 300, 100, 200 and 50 ms fire in order, each no
@@ -20,17 +20,19 @@
  *           buffer; bytes arrive in a pool buffer the caller releases; end
  *           of stream and a reset hold none; a fifth receive waits while 4
  *           buffers are held and completes after a release; a waiting one
- *           cancelled says -ECANCELED; 1000 receives recycle the 4 buffers.
+ *           cancelled says -ECANCELED; receives waiting for a buffer are
+ *           served first in, first out, before any that came later;
+ *           1000 receives recycle the 4 buffers.
  *
  * Exit status: 0 pass, 77 skip (the backend is not usable here, reason on
  * stderr), 1 fail (every failed check on stderr), 2 usage.
  *
  * The same checks run on Windows: win/Makefile builds aio-test.exe on the
  * IOCP backend, and the chapter's tests run it under Wine. The few things
- * that differ (Winsock, a temporary file, sleeping) are the small
- * functions just below, one version for each system.
+ * that differ (Winsock, a temporary file, sleeping) are the small os_
+ * functions of aio-test-os.c, one version for each system.
  */
-#include "aio/cio.h"
+#include "aio-test-os.h"
 #include "check.h"
 #include "clock.h"
 
@@ -38,17 +40,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifdef _WIN32
-typedef SOCKET sock; /* cio.h brought in common/win/win.h, and with it Winsock */
-#define SHUT_WR SD_SEND
-#else
-#include "net.h"
-#include <fcntl.h>
-#include <sys/socket.h>
-#include <unistd.h>
-typedef int sock;
-#endif
 
 /* What a callback saw: how many times it ran, and when. */
 struct seen {
@@ -59,174 +50,6 @@ struct seen {
 
 static int completed;
 static long long t0;
-
-/* ---- what differs between POSIX and Windows ---------------------------------- */
-
-#ifdef _WIN32
-static void sleep_ms(int ms)
-{
-    Sleep((DWORD)ms);
-}
-
-static _Noreturn void die(const char *what)
-{
-    char text[256];
-
-    fprintf(stderr, "aio-test: %s: %s\n", what,
-            win_strerror(WSAGetLastError(), text, sizeof(text)));
-    exit(1);
-}
-
-/* A listener on 127.0.0.1, any port: *port says which. */
-static sock listen_any(int *port)
-{
-    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    int len = sizeof(sin);
-    sock s = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
-
-    if (s == INVALID_SOCKET || bind(s, (struct sockaddr *)&sin, sizeof(sin)) != 0 ||
-        listen(s, 4) != 0 || getsockname(s, (struct sockaddr *)&sin, &len) != 0)
-        die("a listener on 127.0.0.1");
-    *port = ntohs(sin.sin_port);
-    return s;
-}
-
-static sock connect_to(int port)
-{
-    struct sockaddr_in sin = {.sin_family = AF_INET,
-                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-                              .sin_port = htons((u_short)port)};
-    sock s = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
-
-    if (s == INVALID_SOCKET || connect(s, (struct sockaddr *)&sin, sizeof(sin)) != 0)
-        die("connect(127.0.0.1)");
-    return s;
-}
-
-static int sock_write(sock s, const void *p, int n)
-{
-    return send(s, p, n, 0);
-}
-static int sock_read(sock s, void *p, int n)
-{
-    return recv(s, p, n, 0);
-}
-static void sock_close(sock s)
-{
-    closesocket(s);
-}
-static void sock_nonblocking(sock s)
-{
-    u_long on = 1;
-
-    ioctlsocket(s, FIONBIO, &on);
-}
-
-/* A temporary file holding data[0..n), opened for overlapped reads (the
- * only kind a completion port reports) and deleted when closed. */
-static cio_fd temp_file(const void *data, DWORD n)
-{
-    char dir[MAX_PATH], path[MAX_PATH];
-    OVERLAPPED ov = {0};
-    DWORD wrote = 0;
-    HANDLE h;
-
-    if (!GetTempPathA(sizeof(dir), dir) || !GetTempFileNameA(dir, "aio", 0, path))
-        die("a temporary file name");
-    h = CreateFileA(path, GENERIC_READ | GENERIC_WRITE, 0, NULL, CREATE_ALWAYS,
-                    FILE_ATTRIBUTE_TEMPORARY | FILE_FLAG_DELETE_ON_CLOSE | FILE_FLAG_OVERLAPPED,
-                    NULL);
-    if (h == INVALID_HANDLE_VALUE)
-        die("CreateFile(a temporary file)");
-    /* An overlapped handle writes through an OVERLAPPED too; wait for it
-     * here, before the handle is tied to the loop's port. */
-    if (!(ov.hEvent = CreateEventA(NULL, TRUE, FALSE, NULL)) ||
-        (!WriteFile(h, data, n, NULL, &ov) && GetLastError() != ERROR_IO_PENDING) ||
-        !GetOverlappedResult(h, &ov, &wrote, TRUE) || wrote != n)
-        die("WriteFile(the temporary file)");
-    CloseHandle(ov.hEvent);
-    return (cio_fd)h;
-}
-
-static void file_close(cio_fd fd)
-{
-    CloseHandle((HANDLE)fd);
-}
-#else
-static void sleep_ms(int ms)
-{
-    usleep((useconds_t)ms * 1000);
-}
-
-static _Noreturn void die(const char *what)
-{
-    fprintf(stderr, "aio-test: %s: %s\n", what, strerror(errno));
-    exit(1);
-}
-
-static sock listen_any(int *port)
-{
-    sock s = net_listen("127.0.0.1", 0, 4);
-
-    if (s < 0 || (*port = net_local_port(s)) < 0)
-        die("a listener on 127.0.0.1");
-    return s;
-}
-
-static sock connect_to(int port)
-{
-    sock s = net_connect("127.0.0.1", port);
-
-    if (s < 0)
-        die("connect(127.0.0.1)");
-    return s;
-}
-
-static int sock_write(sock s, const void *p, int n)
-{
-    return (int)write(s, p, (size_t)n);
-}
-static int sock_read(sock s, void *p, int n)
-{
-    return (int)read(s, p, (size_t)n);
-}
-static void sock_close(sock s)
-{
-    close(s);
-}
-static void sock_nonblocking(sock s)
-{
-    net_set_nonblocking(s);
-}
-
-/* A temporary file holding data[0..n), already unlinked. */
-static cio_fd temp_file(const void *data, size_t n)
-{
-    char path[] = "/tmp/aio-test.XXXXXX";
-    int fd = mkstemp(path);
-
-    if (fd < 0 || write(fd, data, n) != (ssize_t)n)
-        die("a temporary file");
-    unlink(path);
-    return fd;
-}
-
-static void file_close(cio_fd fd)
-{
-    close(fd);
-}
-#endif
-
-/* A result's text: strerror(), except that Windows' C runtime has none for
- * ETIME or ECANCELED ("Unknown error"), so there the two are named here. */
-static const char *res_text(int res)
-{
-#ifdef _WIN32
-    if (res == -ETIME || res == -ECANCELED)
-        return res == -ETIME ? "timer expired" : "cancelled";
-#endif
-    return strerror(-res);
-}
 
 /* ---- the loop -------------------------------------------------------------------- */
 
@@ -279,7 +102,7 @@ static void submit(struct cio *a, struct cio_op *op)
 {
     int err = cio_submit(a, op);
 
-    CHECK_MSG(err == 0, "cio_submit(kind %d): %s", (int)op->kind, res_text(err));
+    CHECK_MSG(err == 0, "cio_submit(kind %d): %s", (int)op->kind, os_res_text(err));
 }
 
 /* ---- timers ------------------------------------------------------------------- */
@@ -304,7 +127,7 @@ static void test_timers(struct cio *a)
         /* the cancelled one completes first, then 50, 100, 200 and 300 ms */
         static const int want_order[] = {5, 3, 4, 2};
         printf("timeout %u ms: res %d (%s) after %lld ms, completion number %d\n", ms[i],
-               ops[i].res, res_text(ops[i].res), seen[i].at_ms, seen[i].order);
+               ops[i].res, os_res_text(ops[i].res), seen[i].at_ms, seen[i].order);
         CHECK_MSG(ops[i].res == -ETIME, "timeout %u ms: res %d, expected -ETIME", ms[i],
                   ops[i].res);
         CHECK_MSG(seen[i].calls == 1, "timeout %u ms: %d callbacks", ms[i], seen[i].calls);
@@ -316,7 +139,7 @@ static void test_timers(struct cio *a)
                   "timeout %u ms fired after %lld ms", ms[i], seen[i].at_ms);
     }
     printf("timeout 150 ms, cancelled: res %d (%s), %d callback\n", ops[4].res,
-           res_text(ops[4].res), seen[4].calls);
+           os_res_text(ops[4].res), seen[4].calls);
     CHECK_MSG(ops[4].res == -ECANCELED, "the cancelled timeout: res %d, expected -ECANCELED",
               ops[4].res);
     CHECK_MSG(seen[4].calls == 1 && seen[4].order == 1,
@@ -330,17 +153,17 @@ static void test_timers(struct cio *a)
 static void tcp_pair(struct cio *a, sock *client, sock *server)
 {
     int port;
-    sock lfd = listen_any(&port);
+    sock lfd = os_listen_any(&port);
 
-    *client = connect_to(port);
+    *client = os_connect_to(port);
     *server = accept(lfd, NULL, NULL);
 #ifdef _WIN32
     if (*server == INVALID_SOCKET)
 #else
     if (*server < 0)
 #endif
-        die("accept(a loopback connection)");
-    sock_close(lfd);
+        os_die("accept(a loopback connection)");
+    os_close(lfd);
     CHECK_MSG(cio_attach(a, (cio_fd)*server) == 0, "cio_attach(the accepted socket)");
 }
 
@@ -362,13 +185,13 @@ static void test_cancel(struct cio *a)
     CHECK_MSG(seen.calls == 0, "a recv with nothing to receive completed (res %d)", recv.res);
     CHECK_MSG(cio_cancel(a, &recv) == 0, "cio_cancel(a waiting recv) should be 0");
     run_until_idle(a, 5000);
-    printf("a waiting recv, cancelled: res %d (%s), %d callback\n", recv.res, res_text(recv.res),
+    printf("a waiting recv, cancelled: res %d (%s), %d callback\n", recv.res, os_res_text(recv.res),
            seen.calls);
     CHECK_MSG(recv.res == -ECANCELED, "res %d, expected -ECANCELED", recv.res);
     CHECK_MSG(seen.calls == 1, "%d callbacks, expected 1", seen.calls);
 
     /* Bytes sent now must not land in the cancelled op's buffer... */
-    CHECK_MSG(sock_write(client, "after", 5) == 5, "write(client)");
+    CHECK_MSG(os_write(client, "after", 5) == 5, "write(client)");
     run_for(a, 200);
     for (size_t i = 0; i < sizeof(buf); i++)
         untouched &= (unsigned char)buf[i] == 0xAA;
@@ -387,8 +210,8 @@ static void test_cancel(struct cio *a)
     CHECK_MSG(cio_cancel(a, &recv) == -ENOENT, "cio_cancel(idle op) should be -ENOENT");
 
     /* The race: the data is there when the op starts, the cancel follows. */
-    CHECK_MSG(sock_write(client, "late", 4) == 4, "write(client)");
-    sleep_ms(50);
+    CHECK_MSG(os_write(client, "late", 4) == 4, "write(client)");
+    os_sleep_ms(50);
     seen = (struct seen){0};
     submit(a, &recv);
     cio_cancel(a, &recv);
@@ -399,8 +222,8 @@ static void test_cancel(struct cio *a)
     CHECK_MSG(recv.res == -ECANCELED || (recv.res == 4 && memcmp(got, "late", 4) == 0),
               "res %d: neither -ECANCELED nor the 4 bytes", recv.res);
     cio_detach(a, (cio_fd)server);
-    sock_close(server);
-    sock_close(client);
+    os_close(server);
+    os_close(client);
 }
 
 /* snippet: big-send */
@@ -419,9 +242,9 @@ static void test_big_send(struct cio *a, sock client, cio_fd server)
         out[i] = (unsigned char)(i * 131 + 7);
     send.user_data = &seen;
     submit(a, &send);
-    sock_nonblocking(client);
+    os_nonblocking(client);
     while ((seen.calls == 0 || got < n) && clock_now_ms() < end) {
-        int r = sock_read(client, chunk, sizeof(chunk));
+        int r = os_read(client, chunk, sizeof(chunk));
         for (int i = 0; i < r; i++)
             bad += chunk[i] != (unsigned char)((got + (size_t)i) * 131 + 7);
         got += r > 0 ? (size_t)r : 0;
@@ -438,7 +261,7 @@ static void test_big_send(struct cio *a, sock client, cio_fd server)
 static void test_net(struct cio *a)
 {
     int port;
-    sock lfd = listen_any(&port), client;
+    sock lfd = os_listen_any(&port), client;
     cio_fd server;
     char buf[64];
     struct seen seen = {0};
@@ -447,14 +270,14 @@ static void test_net(struct cio *a)
 
     CHECK_MSG(cio_attach(a, (cio_fd)lfd) == 0, "cio_attach(listener)");
     submit(a, &acc);
-    client = connect_to(port);
+    client = os_connect_to(port);
     run_until_idle(a, 5000);
-    printf("accept: res %s\n", acc.res >= 0 ? "a new fd" : res_text(acc.res));
+    printf("accept: res %s\n", acc.res >= 0 ? "a new fd" : os_res_text(acc.res));
     CHECK_MSG(acc.res >= 0, "accept: res %d", acc.res);
     server = (cio_fd)acc.res;
     CHECK_MSG(cio_attach(a, server) == 0, "cio_attach(the accepted socket)");
 
-    CHECK_MSG(sock_write(client, "hello", 5) == 5, "write(client)");
+    CHECK_MSG(os_write(client, "hello", 5) == 5, "write(client)");
     op = (struct cio_op){.kind = CIO_RECV,
                          .fd = server,
                          .buf = buf,
@@ -474,7 +297,7 @@ static void test_net(struct cio *a)
                          .user_data = &seen};
     submit(a, &op);
     run_until_idle(a, 5000);
-    CHECK_MSG(op.res == 5 && sock_read(client, buf, 5) == 5 && memcmp(buf, "world", 5) == 0,
+    CHECK_MSG(op.res == 5 && os_read(client, buf, 5) == 5 && memcmp(buf, "world", 5) == 0,
               "send: res %d", op.res);
     printf("send: res %d, the peer read \"%.5s\"\n", op.res, buf);
 
@@ -493,9 +316,9 @@ static void test_net(struct cio *a)
     CHECK_MSG(op.res == 0, "recv at end of stream: res %d, expected 0", op.res);
     cio_detach(a, server);
     cio_detach(a, (cio_fd)lfd);
-    sock_close((sock)server);
-    sock_close(client);
-    sock_close(lfd);
+    os_close((sock)server);
+    os_close(client);
+    os_close(lfd);
 }
 
 /* ---- pooled receives ------------------------------------------------------------- */
@@ -532,7 +355,7 @@ static void test_pool_basics(struct cio *a)
     printf("a pooled recv waiting on a silent client: %d callbacks, %u buffers held\n", seen.calls,
            cio_buf_held(a));
     CHECK_MSG(seen.calls == 0 && cio_buf_held(a) == 0, "a waiting pooled recv holds a buffer");
-    CHECK_MSG(sock_write(client, "hello", 5) == 5, "write(client)");
+    CHECK_MSG(os_write(client, "hello", 5) == 5, "write(client)");
     run_until_idle(a, 5000);
     printf("pooled recv: res %d, \"%.*s\" in a pool buffer, %u held\n", op.res,
            op.res > 0 ? op.res : 0, op.buf ? (char *)op.buf : "", cio_buf_held(a));
@@ -549,16 +372,16 @@ static void test_pool_basics(struct cio *a)
            op.buf ? "SET" : "NULL", cio_buf_held(a));
     CHECK_MSG(op.res == 0 && !op.buf && cio_buf_held(a) == 0, "end of stream: res %d", op.res);
     cio_detach(a, (cio_fd)server);
-    sock_close(server);
-    sock_close(client);
+    os_close(server);
+    os_close(client);
 
     tcp_pair(a, &client, &server);
     setsockopt(client, SOL_SOCKET, SO_LINGER, (const void *)&hard, sizeof(hard));
-    sock_close(client); /* an RST */
-    sleep_ms(50);
+    os_close(client); /* an RST */
+    os_sleep_ms(50);
     pool_recv(a, &op, server, &seen);
     run_until_idle(a, 5000);
-    printf("pooled recv after a reset: res %d (%s), buf %s, %u held\n", op.res, res_text(op.res),
+    printf("pooled recv after a reset: res %d (%s), buf %s, %u held\n", op.res, os_res_text(op.res),
            op.buf ? "SET" : "NULL", cio_buf_held(a));
 #ifdef _WIN32
     /* Windows says WSAECONNRESET; Wine 8 says end of stream (its recv()
@@ -569,7 +392,7 @@ static void test_pool_basics(struct cio *a)
     CHECK_MSG(op.res == -ECONNRESET && !op.buf && cio_buf_held(a) == 0, "reset: res %d", op.res);
 #endif
     cio_detach(a, (cio_fd)server);
-    sock_close(server);
+    os_close(server);
 }
 
 /* Every buffer held: the next pooled recv waits (parked) until a release. */
@@ -582,9 +405,9 @@ static void test_pool_exhausted(struct cio *a)
 
     for (int i = 0; i < PAIRS; i++) {
         tcp_pair(a, &client[i], &server[i]);
-        CHECK_MSG(sock_write(client[i], "abcde", 5) == 5, "write(client %d)", i);
+        CHECK_MSG(os_write(client[i], "abcde", 5) == 5, "write(client %d)", i);
     }
-    sleep_ms(50);
+    os_sleep_ms(50);
     for (int i = 0; i < PAIRS; i++)
         pool_recv(a, &ops[i], server[i], &seen);
     run_until_calls(a, &seen.calls, POOL, 5000);
@@ -606,8 +429,8 @@ static void test_pool_exhausted(struct cio *a)
               "the parked recv: res %d", ops[POOL].res);
 
     /* Again every buffer held: a parked recv, cancelled, holds none. */
-    CHECK_MSG(sock_write(client[0], "fghij", 5) == 5, "write(client 0)");
-    sleep_ms(50);
+    CHECK_MSG(os_write(client[0], "fghij", 5) == 5, "write(client 0)");
+    os_sleep_ms(50);
     pool_recv(a, &ops[0], server[0], &seen);
     run_for(a, 200);
     CHECK_MSG(ops[0].state != 0, "a pooled recv completed with every buffer held (res %d)",
@@ -615,7 +438,7 @@ static void test_pool_exhausted(struct cio *a)
     CHECK_MSG(cio_cancel(a, &ops[0]) == 0, "cio_cancel(a parked recv) should be 0");
     run_until_idle(a, 5000);
     printf("a parked recv, cancelled: res %d (%s), buf %s, %u held\n", ops[0].res,
-           res_text(ops[0].res), ops[0].buf ? "SET" : "NULL", cio_buf_held(a));
+           os_res_text(ops[0].res), ops[0].buf ? "SET" : "NULL", cio_buf_held(a));
     CHECK_MSG(ops[0].res == -ECANCELED && !ops[0].buf && cio_buf_held(a) == POOL,
               "the cancelled parked recv: res %d", ops[0].res);
     for (int i = 1; i < PAIRS; i++)
@@ -631,8 +454,8 @@ static void test_pool_exhausted(struct cio *a)
         cio_buf_release(a, ops[0].buf);
     for (int i = 0; i < PAIRS; i++) {
         cio_detach(a, (cio_fd)server[i]);
-        sock_close(server[i]);
-        sock_close(client[i]);
+        os_close(server[i]);
+        os_close(client[i]);
     }
 }
 
@@ -653,15 +476,15 @@ static void test_pool_idle_parked(struct cio *a)
     for (int i = 0; i < PAIRS + 1; i++)
         tcp_pair(a, &client[i], &server[i]);
     for (int i = 0; i < POOL; i++) {
-        CHECK_MSG(sock_write(client[i], "abcde", 5) == 5, "write(client %d)", i);
+        CHECK_MSG(os_write(client[i], "abcde", 5) == 5, "write(client %d)", i);
         pool_recv(a, &ops[i], server[i], &seen);
     }
     run_until_calls(a, &seen.calls, POOL, 5000);
     CHECK_MSG(cio_buf_held(a) == POOL, "%u of %d buffers held", cio_buf_held(a), POOL);
     pool_recv(a, &ops[IDLE], server[IDLE], &idle_seen); /* its client stays silent */
     run_for(a, 100);
-    CHECK_MSG(sock_write(client[BUSY], "busy!", 5) == 5, "write(client %d)", BUSY);
-    sleep_ms(50);
+    CHECK_MSG(os_write(client[BUSY], "busy!", 5) == 5, "write(client %d)", BUSY);
+    os_sleep_ms(50);
     pool_recv(a, &ops[BUSY], server[BUSY], &seen); /* bytes waiting, no buffer */
     run_for(a, 100);
     CHECK_MSG(seen.calls == POOL, "a pooled recv completed with every buffer held");
@@ -695,10 +518,92 @@ static void test_pool_idle_parked(struct cio *a)
     CHECK_MSG(cio_buf_held(a) == 0, "%u buffers held at the end", cio_buf_held(a));
     for (int i = 0; i < PAIRS + 1; i++) {
         cio_detach(a, (cio_fd)server[i]);
-        sock_close(server[i]);
-        sock_close(client[i]);
+        os_close(server[i]);
+        os_close(client[i]);
     }
 }
+
+/* snippet: fifo-test */
+/* Receives that wait for a buffer are served in the order their bytes came,
+ * and a receive whose bytes come later waits behind them: one that was
+ * already waiting for bytes when the buffer came back (on io_uring the
+ * kernel could hand it a buffer from the ring itself), and one submitted
+ * right after the release, before the loop runs (a readiness backend could
+ * take the buffer at once). One buffer goes round: each receive served
+ * gives it back, and it must go to the next in line. */
+static void test_pool_fifo(struct cio *a)
+{
+    enum { WAITING = 6, LATE_SILENT = POOL + WAITING, LATE_NEW, N };
+    sock client[N], server[N];
+    struct cio_op ops[N];
+    struct seen seen[N] = {{0}};
+    int base, in_order = 1, late_last = 1;
+
+    for (int i = 0; i < N; i++)
+        tcp_pair(a, &client[i], &server[i]);
+    for (int i = 0; i < POOL; i++) { /* every buffer held */
+        CHECK_MSG(os_write(client[i], "held!", 5) == 5, "write(client %d)", i);
+        pool_recv(a, &ops[i], server[i], &seen[i]);
+    }
+    run_until_calls(a, &completed, completed + POOL, 5000);
+    CHECK_MSG(cio_buf_held(a) == POOL, "%u of %d buffers held", cio_buf_held(a), POOL);
+    pool_recv(a, &ops[LATE_SILENT], server[LATE_SILENT], &seen[LATE_SILENT]);
+    for (int i = POOL; i < POOL + WAITING; i++) { /* bytes come, one receive after another */
+        CHECK_MSG(os_write(client[i], "wait!", 5) == 5, "write(client %d)", i);
+        os_sleep_ms(10);
+        pool_recv(a, &ops[i], server[i], &seen[i]);
+        run_for(a, 30); /* it finds no buffer and waits: in this order */
+    }
+    base = completed;
+    CHECK_MSG(cio_in_flight(a) == WAITING + 1, "%u receives in flight, expected %d waiting",
+              cio_in_flight(a), WAITING + 1);
+
+    /* One buffer back; at once, bytes for the receive that waited for them,
+     * and a new receive whose bytes are there. */
+    if (ops[0].buf)
+        cio_buf_release(a, ops[0].buf);
+    CHECK_MSG(os_write(client[LATE_SILENT], "late1", 5) == 5, "write(client %d)", LATE_SILENT);
+    CHECK_MSG(os_write(client[LATE_NEW], "late2", 5) == 5, "write(client %d)", LATE_NEW);
+    os_sleep_ms(10);
+    pool_recv(a, &ops[LATE_NEW], server[LATE_NEW], &seen[LATE_NEW]);
+    for (int k = 1; k <= WAITING + 2; k++) {
+        run_until_calls(a, &completed, base + k, 3000);
+        for (int i = POOL; i < N; i++)
+            if (seen[i].order == base + k && ops[i].res > 0)
+                cio_buf_release(a, ops[i].buf); /* on to the next in line */
+    }
+    printf("%d receives waiting for the one buffer, then two late ones: served", WAITING);
+    for (int k = 1; k <= WAITING + 2; k++)
+        for (int i = POOL; i < N; i++)
+            if (seen[i].order == base + k && i >= LATE_SILENT)
+                printf(" %s", i == LATE_SILENT ? "late-silent" : "late-new");
+            else if (seen[i].order == base + k)
+                printf(" %d", i - POOL + 1);
+    for (int i = POOL; i < POOL + WAITING; i++) {
+        in_order &= seen[i].order == base + 1 + (i - POOL);
+        CHECK_MSG(ops[i].res == 5 && seen[i].calls == 1, "waiting receive %d: res %d", i - POOL + 1,
+                  ops[i].res);
+    }
+    for (int i = LATE_SILENT; i < N; i++)
+        late_last &= seen[i].order > base + WAITING;
+    printf("\n");
+    CHECK_MSG(in_order, "the waiting receives were not served in the order their bytes came");
+    CHECK_MSG(late_last, "a late receive took the buffer before one that waited longer");
+    for (int i = POOL; i < N; i++)
+        if (!seen[i].calls) /* never served: a check above failed */
+            cio_cancel(a, &ops[i]);
+    for (int i = 1; i < POOL; i++)
+        if (ops[i].buf)
+            cio_buf_release(a, ops[i].buf);
+    run_until_idle(a, 3000);
+    CHECK_MSG(cio_buf_held(a) == 0, "%u buffers held at the end", cio_buf_held(a));
+    for (int i = 0; i < N; i++) {
+        cio_detach(a, (cio_fd)server[i]);
+        os_close(server[i]);
+        os_close(client[i]);
+    }
+}
+/* end snippet */
 
 /* 1000 messages through 4 buffers: each buffer comes back and is used again. */
 static void test_pool_recycled(struct cio *a)
@@ -716,7 +621,7 @@ static void test_pool_recycled(struct cio *a)
         char msg[32];
         int len = snprintf(msg, sizeof(msg), "message %d", i);
 
-        CHECK_MSG(sock_write(client, msg, len) == len, "write(client)");
+        CHECK_MSG(os_write(client, msg, len) == len, "write(client)");
         pool_recv(a, &op, server, &seen);
         run_until_idle(a, 5000);
         good += op.res == len && memcmp(op.buf, msg, (size_t)len) == 0;
@@ -735,8 +640,8 @@ static void test_pool_recycled(struct cio *a)
            N, POOL, good, distinct, cio_buf_held(a));
     CHECK_MSG(good == N && distinct <= POOL && cio_buf_held(a) == 0, "recycling");
     cio_detach(a, (cio_fd)server);
-    sock_close(server);
-    sock_close(client);
+    os_close(server);
+    os_close(client);
 }
 
 static void test_pool(struct cio *a)
@@ -747,6 +652,7 @@ static void test_pool(struct cio *a)
     CHECK_MSG(cio_buf_pool(a, 8) == -EBUSY, "cio_buf_pool once the pool is made should be -EBUSY");
     test_pool_exhausted(a);
     test_pool_idle_parked(a);
+    test_pool_fifo(a);
     test_pool_recycled(a);
 }
 
@@ -764,7 +670,7 @@ static void test_files(struct cio *a)
 
     for (int i = 0; i < SIZE; i++)
         data[i] = (unsigned char)(i * 7 + 3);
-    fd = temp_file(data, SIZE);
+    fd = os_temp_file(data, SIZE);
     CHECK_MSG(cio_attach(a, fd) == 0, "cio_attach(a regular file)");
     for (int i = 0; i < N; i++) {
         ops[i] = (struct cio_op){.kind = CIO_READ_FILE,
@@ -788,7 +694,7 @@ static void test_files(struct cio *a)
                   (long long)offsets[i], ops[i].res, want);
     }
     cio_detach(a, fd);
-    file_close(fd);
+    os_file_close(fd);
 }
 
 int main(int argc, char **argv)

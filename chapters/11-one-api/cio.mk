@@ -12,7 +12,8 @@
 CIO_DIR := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 POOL_DIR := $(abspath $(CIO_DIR)/../10-threadpool)
 
-CIO_SRCS := aio/cio.c aio/ready.c aio/offload.c aio/cio_epoll.c aio/cio_kqueue.c aio/cio_uring.c aio/cio_poll.c \
+CIO_SRCS := cio/cio.c cio/bufpool.c cio/stop.c cio/ready.c cio/offload.c \
+            cio/cio_epoll.c cio/cio_kqueue.c cio/cio_uring.c cio/cio_poll.c \
             pool.c handoff.c
 SRC_DIRS += $(CIO_DIR) $(POOL_DIR)
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* echo-aio: one echo server, written once against aio.h, running on
- * io_uring, epoll, kqueue or IOCP.
+/* echo-aio: one echo server, written once against the cio library
+ * (cio/cio.h), running on io_uring, epoll, kqueue or IOCP.
  *
  * The server never asks whether a socket is ready. Each connection owns two
  * operations, a recv and a send, and the server reacts to their
@@ -13,19 +13,20 @@
  *
  *     make -C chapters/11-one-api
  *     build/chapters/11-one-api/echo-aio -p 0                   (the best backend)
- *     AIO_BACKEND=epoll AIO_TRACE=1 build/chapters/11-one-api/echo-aio -p 0
+ *     CIO_BACKEND=epoll CIO_TRACE=1 build/chapters/11-one-api/echo-aio -p 0
  *     build/common/tools/echo-client -p PORT hello              (from another terminal)
  *     wine64 build/chapters/11-one-api/win/echo-aio.exe -p 0    (IOCP, under Wine)
  *
- * AIO_BACKEND=uring|epoll|kqueue picks the backend; an unknown name is an
+ * CIO_BACKEND=uring|epoll|kqueue picks the backend; an unknown name is an
  * error (exit 2), a backend this machine refuses (io_uring forbidden) exits
- * 77 with the reason. SIGINT/SIGTERM (Ctrl-C on Windows) cancel every
- * operation, wait for each cancelled one to complete, free everything and
- * exit 0: with a completion backend the kernel may write into a buffer until
- * its operation completes, so no memory is freed before that.
+ * 77 with the reason. SIGINT/SIGTERM (Ctrl-C on Windows) complete a CIO_STOP
+ * op, and the server cancels every operation, waits for each cancelled one
+ * to complete, frees everything and exits 0: with a completion backend the
+ * kernel may write into a buffer until its operation completes, so no
+ * memory is freed before that.
  */
-#include "aio/cio.h"
 #include "buf.h"
+#include "cio/cio.h"
 #include "list.h"
 
 #include <errno.h>
@@ -43,13 +44,9 @@
 #include <unistd.h>
 #define sock_close(s) close(s)
 #endif
-#ifdef __linux__
-#include <sys/signalfd.h>
-#endif
 
 #define PENDING_MAX     (1024 * 1024) /* no recv posted while this much waits to go out */
 #define ACCEPT_RETRY_MS 1000          /* out of fds: try accepting again after this */
-#define STOP_POLL_MS    100           /* Windows: how often the loop looks at Ctrl-C */
 
 struct server;
 
@@ -79,15 +76,6 @@ struct server {
     bool stopping;
     struct list_node conns; /* every connection (conn.link) */
     long served, open;
-#ifdef _WIN32
-    HANDLE stop_event;
-#elif defined(__linux__)
-    int stop_fd;                       /* a signalfd */
-    struct signalfd_siginfo stop_info; /* where its read lands */
-#else
-    int stop_fd; /* net_stop_pipe()'s read end */
-    char stop_info;
-#endif
 };
 
 static void conn_pump(struct conn *c);
@@ -247,7 +235,7 @@ static void server_on_accept(struct cio *a, struct cio_op *op)
         BOOL one = TRUE;
         setsockopt((SOCKET)res, IPPROTO_TCP, TCP_NODELAY, (char *)&one, sizeof(one));
 #else
-        net_set_nodelay(res);          /* echo small messages at once, no Nagle delay */
+        net_set_nodelay(res); /* echo small messages at once, no Nagle delay */
 #endif
         conn_start(s, (cio_fd)res);
         server_accept(s);
@@ -307,55 +295,19 @@ static void server_begin_stop(struct server *s)
 }
 /* end snippet */
 
+/* The CIO_STOP op completed: SIGINT or SIGTERM (Ctrl-C on Windows) came, or
+ * it failed, or main() cancelled it at the end. */
 static void server_on_stop(struct cio *a, struct cio_op *op)
 {
     struct server *s = op->user_data;
 
-    s->stop_busy = false;
-#ifdef _WIN32
-    /* Windows has no signal to read from an fd: look at the Ctrl-C event
-     * every STOP_POLL_MS (a timeout op), and stop once it is set. */
-    if (op->res != -ECANCELED && WaitForSingleObject(s->stop_event, 0) != WAIT_OBJECT_0) {
-        s->stop_busy = true;
-        submit_or_die(a, op);
-        return;
-    }
-#else
     (void)a;
-    (void)op;
-#endif
+    s->stop_busy = false;
+    if (op->res < 0 && op->res != -ECANCELED)
+        fprintf(stderr, "echo-aio: waiting for a stop signal: %s\n", strerror(-op->res));
     if (!s->stopping)
         server_begin_stop(s);
 }
-
-#ifndef _WIN32
-/* SIGINT and SIGTERM as something to read: a read of it is one more op,
- * completing when a signal arrives. On Linux a signalfd, with the signals
- * blocked so they only queue there: no handler has to run, which matters
- * where a process asleep in io_uring_enter() is not interrupted for one
- * (under valgrind, for example). Elsewhere the self-pipe of net.h. */
-static int stop_source(void)
-{
-#ifdef __linux__
-    return net_signalfd_or_die(SFD_NONBLOCK); /* net.c */
-#else
-    int fd = net_stop_pipe();
-
-    if (fd < 0)
-        net_die(-fd, "net_stop_pipe");
-    return fd;
-#endif
-}
-
-static void stop_source_close(int fd)
-{
-#ifdef __linux__
-    close(fd);
-#else
-    net_stop_pipe_close(fd);
-#endif
-}
-#endif
 
 static int server_exit_code(int err)
 {
@@ -371,10 +323,10 @@ int main(int argc, char **argv)
 #ifdef _WIN32
     struct win_cli cli;
     win_stdio_binary();
-    win_cli_parse(&cli, argc, argv, "An echo server on one completion API (aio.h).", NULL);
+    win_cli_parse(&cli, argc, argv, "An echo server on one completion API (cio.h).", NULL);
 #else
     struct net_cli cli;
-    net_cli_parse(&cli, argc, argv, "An echo server on one completion API (aio.h).", NULL);
+    net_cli_parse(&cli, argc, argv, "An echo server on one completion API (cio.h).", NULL);
 #endif
     list_init(&s.conns);
     if (!(s.aio = cio_create(&err, why, sizeof(why)))) {
@@ -384,35 +336,26 @@ int main(int argc, char **argv)
     fprintf(stderr, "echo-aio: backend %s (%s)\n", cio_backend_name(s.aio),
             cio_caps_text(cio_caps(s.aio), caps, sizeof(caps)));
 
+    /* snippet: stop-op */
     /* Before listening: a test may send SIGTERM as soon as it sees the port. */
+    s.stop = (struct cio_op){.kind = CIO_STOP, .cb = server_on_stop, .user_data = &s};
+    s.stop_busy = true;
+    submit_or_die(s.aio, &s.stop);
+    /* end snippet */
 #ifdef _WIN32
-    s.stop_event = win_stop_event();
     win_sockets_start();
     s.listener = win_listen_or_die(&cli, SOMAXCONN);
-    s.stop = (struct cio_op){.kind = CIO_TIMEOUT, .timeout_ms = STOP_POLL_MS};
 #else
-    s.stop_fd = stop_source();
     s.listener = net_listen_or_die(&cli, SOMAXCONN);
-    s.stop = (struct cio_op){.kind = CIO_READ_FILE,
-                             .fd = s.stop_fd,
-                             .buf = &s.stop_info,
-                             .len = sizeof(s.stop_info),
-                             .offset = -1};
-    if ((err = cio_attach(s.aio, s.stop_fd)) < 0)
-        net_die(-err, "cio_attach(stop pipe fd=%d)", s.stop_fd);
 #endif
     if ((err = cio_attach(s.aio, s.listener)) < 0) {
         fprintf(stderr, "echo-aio: cio_attach(listener): %s\n", strerror(-err));
         return 1;
     }
-    s.stop.cb = server_on_stop;
-    s.stop.user_data = &s;
     s.accept = (struct cio_op){
         .kind = CIO_ACCEPT, .fd = s.listener, .cb = server_on_accept, .user_data = &s};
     s.retry = (struct cio_op){
         .kind = CIO_TIMEOUT, .timeout_ms = ACCEPT_RETRY_MS, .cb = server_on_retry, .user_data = &s};
-    s.stop_busy = true;
-    submit_or_die(s.aio, &s.stop);
     server_accept(&s);
 
     /* snippet: loop */
@@ -429,14 +372,9 @@ int main(int argc, char **argv)
     fprintf(stderr, "echo-aio: %ld connections served, %ld still open\n", s.served, s.open);
     cio_detach(s.aio, s.listener);
     sock_close(s.listener);
+    cio_destroy(s.aio);
 #ifdef _WIN32
-    CloseHandle(s.stop_event);
-    cio_destroy(s.aio);
     WSACleanup();
-#else
-    cio_detach(s.aio, s.stop_fd);
-    stop_source_close(s.stop_fd);
-    cio_destroy(s.aio);
 #endif
     return 0;
 }

@@ -4,7 +4,7 @@
 # runtime.
 #
 # The runtime stands on three earlier chapters, built from their own folders
-# (nothing is copied): chapter 11's cio library (aio/, through its cio.mk,
+# (nothing is copied): chapter 11's cio library (cio/, through its cio.mk,
 # which brings chapter 10's pool and common/kqueue-linux along) and chapter
 # 12's coro.h, a header.
 

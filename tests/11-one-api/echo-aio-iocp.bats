@@ -73,14 +73,14 @@ $output"
     grep -q '^echo-aio: backend iocp (completion; file reads asynchronous in the kernel; timeouts in a list in the library)' "$SERVER_ERR" ||
         fail "no 'echo-aio: backend iocp (...)' line: $(cat "$SERVER_ERR")"
 }
-@test "echo-aio.exe (iocp): a pooled recv is a zero-byte WSARecv, then a pool buffer (AIO_TRACE=1)" {
+@test "echo-aio.exe (iocp): a pooled recv is a zero-byte WSARecv, then a pool buffer (CIO_TRACE=1)" {
     local a
-    AIO_TRACE=1 suite_start
+    CIO_TRACE=1 suite_start
     conn_open a
     expect_echo "$a" "traced"
     exec {a}>&-
     suite_stop_clean
-    grep -Eq '^aio\[iocp\]: recv-pooled fd=[0-9]+ -> zero-byte receive, then a pool buffer' "$SERVER_ERR" ||
+    grep -Eq '^cio\[iocp\]: recv-pooled fd=[0-9]+ -> zero-byte receive, then a pool buffer' "$SERVER_ERR" ||
         fail "no zero-byte recv trace line: $(cat "$SERVER_ERR")"
     require_all_freed
 }
@@ -88,16 +88,16 @@ $output"
     suite_many_idle 1000
     require_all_freed
 }
-@test "echo-aio.exe (iocp): with a pool of one buffer (AIO_BUFS=1), 50 clients at once all get their bytes back" {
-    AIO_BUFS=1 suite_many_clients
+@test "echo-aio.exe (iocp): with a pool of one buffer (CIO_BUFS=1), 50 clients at once all get their bytes back" {
+    CIO_BUFS=1 suite_many_clients
     require_all_freed
 }
 @test "echo-aio.exe (iocp): SIGINT (Ctrl-C) with clients connected cancels every op and exits 0, all freed" {
     suite_sigterm_with_clients
     require_all_freed
 }
-@test "echo-aio.exe (iocp): AIO_BACKEND=epoll is refused on Windows, exit 2" {
-    AIO_BACKEND=epoll run wine_exec 30 "$(chapter_bin win/echo-aio.exe)" -p 0
+@test "echo-aio.exe (iocp): CIO_BACKEND=epoll is refused on Windows, exit 2" {
+    CIO_BACKEND=epoll run wine_exec 30 "$(chapter_bin win/echo-aio.exe)" -p 0
     assert_failure 2
-    assert_output --partial "AIO_BACKEND=epoll: no such backend in this program (it has: iocp)"
+    assert_output --partial "CIO_BACKEND=epoll: no such backend in this program (it has: iocp)"
 }

@@ -19,7 +19,7 @@
 # (CLIENT_TIMEOUT).
 aio_exercise_setup() {
     BIN_DIR="$(dirname "$(impl_bin "$1" echo-aio)")"
-    export AIO_BACKEND=epoll # the readiness adapter, ready.c, under test
+    export CIO_BACKEND=epoll # the readiness adapter, ready.c, under test
     # shellcheck disable=SC2034 # read by echo_suite.bash and the tests
     SERVER_CMD=("$BIN_DIR/echo-aio")
     export CLIENT_TIMEOUT="$2"

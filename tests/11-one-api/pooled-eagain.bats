@@ -3,7 +3,7 @@
 # pool buffer only for the recv() call that may fill it; when that call
 # finds nothing (EAGAIN), at end of stream or on an error, the buffer goes
 # back to the pool at once. echo-aio runs on epoll with a pool of 4 buffers
-# (AIO_BUFS=4), so a buffer kept by mistake shows within a few messages.
+# (CIO_BUFS=4), so a buffer kept by mistake shows within a few messages.
 # Runs against $IMPL (solutions by default; `make ex` uses exercises).
 
 load ../helpers/common
@@ -12,7 +12,7 @@ load exercise
 
 setup() {
     aio_exercise_setup pooled-eagain 5
-    export AIO_BUFS=4
+    export CIO_BUFS=4
 }
 
 @test "pooled-eagain: 4 pool buffers, 30 messages in turn on one connection: a recv that finds nothing gives its buffer back" {

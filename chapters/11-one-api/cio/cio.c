@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* cio.c: the part of the library every backend shares: choosing the
  * backend, the rules of submit and cancel, the queue of completions whose
- * callbacks are due, the trace, a list of timeouts for backends whose
- * kernel has no timer to give (epoll, poll, IOCP), and the pool of buffers
- * that pooled receives are handed (with the ops waiting for one).
+ * callbacks are due, the trace, and a list of timeouts for backends whose
+ * kernel has no timer to give (epoll, poll, IOCP). The pool of buffers that
+ * pooled receives are handed is bufpool.c's; CIO_STOP is stop.c's (POSIX)
+ * or the IOCP backend's.
  */
 #include "cio_impl.h"
 
@@ -15,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Tried in this order when AIO_BACKEND is not set: the first whose init
+/* Tried in this order when CIO_BACKEND is not set: the first whose init
  * succeeds is the default (io_uring may be forbidden, see cio_uring.c). */
 static const struct cio_backend *const cio__backends[] = {
 #ifdef _WIN32
@@ -31,14 +32,28 @@ static const struct cio_backend *const cio__backends[] = {
 };
 #define CIO__NBACKENDS (sizeof(cio__backends) / sizeof(cio__backends[0]))
 
-static const char *const cio__kind_names[] = {"accept",    "recv",    "send",
-                                              "read-file", "timeout", "recv-pooled"};
+static const char *const cio__kind_names[] = {"accept",  "recv",        "send", "read-file",
+                                              "timeout", "recv-pooled", "stop"};
+
+/* CIO_<what>, else AIO_<what>: the name the variable had before the library
+ * had one name, still read so that older scripts keep working. */
+static const char *cio__env(const char *what)
+{
+    char name[32];
+    const char *v;
+
+    snprintf(name, sizeof(name), "CIO_%s", what);
+    if ((v = getenv(name)))
+        return v;
+    snprintf(name, sizeof(name), "AIO_%s", what);
+    return getenv(name);
+}
 
 static struct cio *cio__try(const struct cio_backend *be, int *err, char *why, size_t len)
 {
     struct cio *a = calloc(1, sizeof(*a));
-    const char *trace = getenv("AIO_TRACE");
-    const char *bufs = getenv("AIO_BUFS");
+    const char *trace = cio__env("TRACE");
+    const char *bufs = cio__env("BUFS");
 
     if (!a) {
         *err = -ENOMEM;
@@ -59,7 +74,7 @@ static struct cio *cio__try(const struct cio_backend *be, int *err, char *why, s
 
 struct cio *cio_create(int *err, char *why, size_t whylen)
 {
-    const char *want = getenv("AIO_BACKEND");
+    const char *want = cio__env("BACKEND");
     char names[64] = "";
 
     if (want && *want) {
@@ -70,7 +85,7 @@ struct cio *cio_create(int *err, char *why, size_t whylen)
             snprintf(names + strlen(names), sizeof(names) - strlen(names), " %s",
                      cio__backends[i]->name);
         *err = -EINVAL;
-        snprintf(why, whylen, "AIO_BACKEND=%s: no such backend in this program (it has:%s)", want,
+        snprintf(why, whylen, "CIO_BACKEND=%s: no such backend in this program (it has:%s)", want,
                  names);
         return NULL;
     }
@@ -92,13 +107,9 @@ void cio_destroy(struct cio *a)
     if (a->pool && a->pool->held > 0)
         fprintf(stderr, "cio_destroy: %u pool buffers never released (a bug in the caller)\n",
                 a->pool->held);
+    cio__stop_fini(a);
     a->be->fini(a); /* io_uring: unregisters its buffer ring before the buffers go */
-    if (a->pool) {
-        free(a->pool->mem);
-        free(a->pool->free);
-        free(a->pool->is_held);
-        free(a->pool);
-    }
+    cio__pool_free(a);
     free(a);
 }
 
@@ -138,12 +149,22 @@ unsigned cio_in_flight(const struct cio *a)
     return a->in_flight;
 }
 
+#ifdef _WIN32
+#define CIO__STOP_HOW "the console handler's event, then a packet on the port"
+#elif defined(__linux__)
+#define CIO__STOP_HOW "a read of a signalfd"
+#else
+#define CIO__STOP_HOW "a read of the stop pipe"
+#endif
+
 /* snippet: how */
-/* How an op will complete on this backend, for AIO_TRACE. */
+/* How an op will complete on this backend, for CIO_TRACE. */
 static const char *cio__how(const struct cio *a, const struct cio_op *op)
 {
     unsigned caps = a->be->caps;
 
+    if (op->kind == CIO_STOP)
+        return CIO__STOP_HOW;
     if (op->kind == CIO_TIMEOUT)
         return caps & CIO_CAP_TIMER_KERNEL ? "kernel timer" : "timer list";
     if (op->kind == CIO_RECV_POOLED && a->be->pool_give)
@@ -163,26 +184,26 @@ static const char *cio__how(const struct cio *a, const struct cio_op *op)
 static void cio__trace(const struct cio *a, const struct cio_op *op)
 {
     if (op->kind == CIO_TIMEOUT)
-        fprintf(stderr, "aio[%s]: timeout %u ms -> %s\n", a->be->name, op->timeout_ms,
+        fprintf(stderr, "cio[%s]: timeout %u ms -> %s\n", a->be->name, op->timeout_ms,
                 cio__how(a, op));
+    else if (op->kind == CIO_STOP)
+        fprintf(stderr, "cio[%s]: stop -> %s\n", a->be->name, cio__how(a, op));
     else if (op->kind == CIO_RECV_POOLED)
-        fprintf(stderr, "aio[%s]: recv-pooled fd=%lld -> %s\n", a->be->name, (long long)op->fd,
+        fprintf(stderr, "cio[%s]: recv-pooled fd=%lld -> %s\n", a->be->name, (long long)op->fd,
                 cio__how(a, op));
     else if (op->kind == CIO_READ_FILE)
-        fprintf(stderr, "aio[%s]: read-file fd=%lld len=%zu offset=%lld -> %s\n", a->be->name,
+        fprintf(stderr, "cio[%s]: read-file fd=%lld len=%zu offset=%lld -> %s\n", a->be->name,
                 (long long)op->fd, op->len, (long long)op->offset, cio__how(a, op));
     else
-        fprintf(stderr, "aio[%s]: %s fd=%lld len=%zu -> %s\n", a->be->name,
+        fprintf(stderr, "cio[%s]: %s fd=%lld len=%zu -> %s\n", a->be->name,
                 cio__kind_names[op->kind], (long long)op->fd, op->len, cio__how(a, op));
 }
-
-static int cio__pool_create(struct cio *a);
 
 int cio_submit(struct cio *a, struct cio_op *op)
 {
     int err;
 
-    if (!op->cb || (unsigned)op->kind > CIO_RECV_POOLED)
+    if (!op->cb || (unsigned)op->kind > CIO_STOP)
         return -EINVAL;
     if ((op->kind == CIO_RECV || op->kind == CIO_READ_FILE) && op->len == 0)
         return -EINVAL;
@@ -207,35 +228,38 @@ int cio_submit(struct cio *a, struct cio_op *op)
             return 0;
         }
     }
-    a->be->submit(a, op);
+    if (op->kind == CIO_STOP)
+        cio__stop_submit(a, op); /* not the backend's table: stop.c, or the IOCP backend */
+    else
+        a->be->submit(a, op);
     return 0;
 }
-
-static void cio__unpark_one(struct cio_pool *p, struct cio_op *op);
 
 int cio_cancel(struct cio *a, struct cio_op *op)
 {
     if (op->state != CIO__IN_FLIGHT)
         return -ENOENT;
-    if (op->flags & CIO__PARKED) { /* no kernel knows of it: only the pool's list */
-        cio__unpark_one(a->pool, op);
+    if (op->flags & CIO__PARKED) { /* no kernel knows of it: only the pool's queue */
         op->flags |= CIO__CANCELLED;
-        cio__complete(a, op, -ECANCELED);
+        cio__unpark_cancel(a, op);
         return 0;
     }
     if (!(op->flags & CIO__CANCELLED)) {
         op->flags |= CIO__CANCELLED;
-        a->be->cancel(a, op);
+        if (op->kind == CIO_STOP)
+            cio__stop_cancel(a, op);
+        else
+            a->be->cancel(a, op);
     }
     return 0;
 }
 
 void cio__complete(struct cio *a, struct cio_op *op, int res)
 {
-    if (op->kind == CIO_RECV_POOLED) {
-        cio__settled(a, op);
-        if (res <= 0)
-            op->buf = NULL; /* no bytes, no buffer */
+    if (op->kind == CIO_RECV_POOLED && res <= 0) {
+        if (op->flags & CIO__HANDED)
+            cio__unhand(a, op); /* its buffer goes to the next receive */
+        op->buf = NULL;         /* no bytes, no buffer */
     }
     op->res = res;
     op->state = CIO__DONE;
@@ -246,173 +270,6 @@ void cio__complete(struct cio *a, struct cio_op *op, int res)
         a->done_head = op;
     a->done_tail = op;
 }
-
-/* ---- the pool of pooled receives -------------------------------------------- */
-
-/* snippet: pool-make */
-static int cio__pool_create(struct cio *a)
-{
-    struct cio_pool *p = calloc(1, sizeof(*p));
-    unsigned n = a->pool_count ? a->pool_count : CIO_BUF_COUNT;
-    int err = -ENOMEM;
-
-    /* Memory the pool never touches costs address space, not RAM: a page
-     * becomes resident the first time bytes land in it. */
-    if (!p || !(p->mem = malloc((size_t)n * CIO_BUF_SIZE)) ||
-        !(p->free = malloc(n * sizeof(unsigned))) || !(p->is_held = calloc(n, 1)))
-        goto fail;
-    p->count = n;
-    a->pool = p;
-    if (a->be->pool_init) {
-        if ((err = a->be->pool_init(a)) < 0)
-            goto fail;
-    } else {
-        for (unsigned id = n; id-- > 0;)
-            cio__buf_give(a, id); /* buffer 0 on top */
-    }
-    return 0;
-
-fail:
-    a->pool = NULL;
-    if (p) {
-        free(p->mem);
-        free(p->free);
-        free(p->is_held);
-        free(p);
-    }
-    return err;
-}
-/* end snippet */
-
-int cio_buf_pool(struct cio *a, unsigned count)
-{
-    if (a->pool)
-        return -EBUSY;
-    if (count == 0 || count > 32768 || (count & (count - 1)))
-        return -EINVAL; /* io_uring's buffer ring wants a power of two, at most 2^15 */
-    a->pool_count = count;
-    return 0;
-}
-
-unsigned cio_buf_held(const struct cio *a)
-{
-    return a->pool ? a->pool->held : 0;
-}
-
-bool cio__buf_take(struct cio *a, unsigned *id)
-{
-    struct cio_pool *p = a->pool;
-
-    if (p->avail == 0)
-        return false;
-    *id = p->free[--p->avail];
-    return true;
-}
-
-void cio__buf_give(struct cio *a, unsigned id)
-{
-    struct cio_pool *p = a->pool;
-
-    if (a->be->pool_give)
-        a->be->pool_give(a, id);
-    else
-        p->free[p->avail] = id;
-    p->avail++;
-}
-
-void cio__buf_taken(struct cio *a, unsigned id)
-{
-    (void)id;
-    a->pool->avail--;
-}
-
-/* snippet: release */
-void cio_buf_release(struct cio *a, void *buf)
-{
-    struct cio_pool *p = a->pool;
-    uintptr_t off = p ? (uintptr_t)buf - (uintptr_t)p->mem : 0;
-    unsigned id = (unsigned)(off / CIO_BUF_SIZE);
-
-    if (!p || off % CIO_BUF_SIZE != 0 || off / CIO_BUF_SIZE >= p->count || !p->is_held[id]) {
-        fprintf(stderr, "cio_buf_release(%p): not a pool buffer the caller holds\n", buf);
-        abort(); /* a double release would hand one buffer to two receives */
-    }
-    p->is_held[id] = 0;
-    p->held--;
-    cio__buf_give(a, id); /* a parked op gets it in the next cio_run() */
-}
-/* end snippet */
-
-void cio__complete_pooled(struct cio *a, struct cio_op *op, unsigned id, int res)
-{
-    a->pool->is_held[id] = 1;
-    a->pool->held++;
-    op->buf = cio__buf(a, id);
-    cio__complete(a, op, res);
-}
-
-void cio__settled(struct cio *a, struct cio_op *op)
-{
-    if (op->flags & CIO__RESUMED) {
-        op->flags &= ~CIO__RESUMED;
-        a->pool->promised--;
-    }
-}
-
-void cio__park(struct cio *a, struct cio_op *op)
-{
-    struct cio_pool *p = a->pool;
-
-    cio__settled(a, op);
-    if (op->flags & CIO__CANCELLED) { /* asked to stop while it looked for a buffer */
-        cio__complete(a, op, -ECANCELED);
-        return;
-    }
-    op->flags |= CIO__PARKED;
-    op->next = NULL;
-    op->prev = p->parked_tail;
-    if (p->parked_tail)
-        p->parked_tail->next = op;
-    else
-        p->parked_head = op;
-    p->parked_tail = op;
-}
-
-static void cio__unpark_one(struct cio_pool *p, struct cio_op *op)
-{
-    if (op->prev)
-        op->prev->next = op->next;
-    else
-        p->parked_head = op->next;
-    if (op->next)
-        op->next->prev = op->prev;
-    else
-        p->parked_tail = op->prev;
-    op->flags &= ~CIO__PARKED;
-}
-
-/* snippet: unpark */
-/* Before waiting: submit parked ops again, one per buffer that can be
- * handed out. A readiness backend settles the op inside submit (it takes a
- * buffer, or gives it back on EAGAIN and waits for readiness again); a
- * completion backend learns later, so until then the op counts as promised
- * a buffer, and a thousand parked ops do not rush at one released buffer. */
-static void cio__unpark(struct cio *a)
-{
-    struct cio_pool *p = a->pool;
-
-    while (p && p->parked_head && p->avail > p->promised) {
-        struct cio_op *op = p->parked_head;
-
-        cio__unpark_one(p, op);
-        if (a->be->caps & CIO_CAP_COMPLETION) {
-            op->flags |= CIO__RESUMED;
-            p->promised++;
-        }
-        a->be->submit(a, op);
-    }
-}
-/* end snippet */
 
 /* ---- the library's timeouts: a list sorted by deadline ----------------------- */
 

@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /* cio.h: one completion-style API over io_uring, epoll, kqueue and IOCP.
  *
- * cio ("completion I/O") is the course's library in chapters/11-one-api/aio/.
- * It is not POSIX AIO (<aio.h>: aio_read, aio_cancel), which glibc runs on
- * threads and which cannot accept or receive from a socket; the prefix is
- * different so that the two never clash.
+ * cio ("completion I/O") is the course's library in chapters/11-one-api/cio/:
+ * the folder, this header, every function (cio_*) and the variables that
+ * steer it (CIO_BACKEND, CIO_TRACE, CIO_BUFS) carry its one name. It is not
+ * called aio, though asynchronous I/O is what it does: POSIX AIO has that
+ * name (<aio.h>: aio_read, aio_cancel, struct aiocb, in glibc itself since
+ * 2.34), runs on threads in glibc and cannot accept or receive from a
+ * socket; a function of ours called aio_read would clash with it.
  *
  * The program describes a whole operation (accept on this listener, receive
  * into this buffer, receive into a buffer of your choice, send these bytes,
- * read this file at this offset, wake me in 50 ms) in a `struct cio_op` it owns, hands it to
- * cio_submit(), and gets the op back later, in its callback, with `res` filled in. How the backend
- * gets there is its own business:
+ * read this file at this offset, wake me in 50 ms, tell me when I am asked to
+ * stop) in a `struct cio_op` it owns, hands it to cio_submit(), and gets the
+ * op back later, in its callback, with `res` filled in. How the backend gets
+ * there is its own business:
  *
  *   io_uring, IOCP    the kernel does the operation and reports it done
  *                     (native completions);
@@ -21,11 +25,13 @@
  *                     regular files are never "ready": their reads go to a
  *                     worker thread (offload.c).
  *
- * The backend is chosen at run time: AIO_BACKEND=uring|epoll|kqueue (and
+ * The backend is chosen at run time: CIO_BACKEND=uring|epoll|kqueue (and
  * poll, where the exercise's backend is built in); by default io_uring when
- * the kernel allows it, else epoll. AIO_TRACE=1 prints one line per op
- * submitted, saying how it will complete. AIO_BUFS=N sizes the pool of
- * pooled receives, as cio_buf_pool() does (AIO_BUFS=1 shows parking).
+ * the kernel allows it, else epoll. CIO_TRACE=1 prints one line per op
+ * submitted, saying how it will complete. CIO_BUFS=N sizes the pool of
+ * pooled receives, as cio_buf_pool() does (CIO_BUFS=1 shows parking).
+ * (AIO_BACKEND, AIO_TRACE and AIO_BUFS, their names before, are still read
+ * when the CIO_ one is not set.)
  *
  * Rules (the same on every backend):
  *   - an op belongs to the library from cio_submit() until its callback
@@ -62,9 +68,16 @@
  *   - when every buffer is held, the op waits (it is parked, not failed) and
  *     goes on once one is released; cancelling it then completes it with
  *     -ECANCELED.
+ *
+ * Fair: only a receive whose bytes have come waits for a buffer, and such
+ * receives are served first in, first out. A released buffer goes to the
+ * one that has waited longest, and while any waits, a new receive whose
+ * bytes come queues behind it instead of taking the buffer first.
  */
 #ifndef CH11_CIO_H
 #define CH11_CIO_H
+
+#include "list.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -84,6 +97,7 @@ enum cio_kind {
     CIO_READ_FILE,   /* res: bytes read at `offset` (0 past the end), or -errno */
     CIO_TIMEOUT,     /* res: -ETIME when timeout_ms have passed */
     CIO_RECV_POOLED, /* res: as CIO_RECV, the bytes in a pool buffer at op->buf */
+    CIO_STOP,        /* res: 0 once the process is asked to stop (see below) */
 };
 /* Any op: -ECANCELED when cio_cancel() stopped it first. */
 /* end snippet */
@@ -122,6 +136,7 @@ struct cio_op {
     size_t done;                /* SEND: bytes already sent (short sends) */
     int64_t deadline_ms;        /* TIMEOUT kept in the library's list */
     struct cio_op *next, *prev; /* in one of the library's queues */
+    struct list_node waiting;   /* RECV_POOLED: in the pool's queue, waiting for a buffer */
     long long ts_sec, ts_nsec;  /* io_uring: the TIMEOUT's __kernel_timespec */
 #ifdef _WIN32
     OVERLAPPED ov;   /* IOCP: the completion packet points here */
@@ -131,8 +146,8 @@ struct cio_op {
 };
 /* end snippet */
 
-/* Create a loop on the backend AIO_BACKEND names (or the best available).
- * Returns NULL with *err set to a negative errno; -EINVAL means AIO_BACKEND
+/* Create a loop on the backend CIO_BACKEND names (or the best available).
+ * Returns NULL with *err set to a negative errno; -EINVAL means CIO_BACKEND
  * names no backend built into this program (`why` says which exist). */
 struct cio *cio_create(int *err, char *why, size_t whylen);
 /* Free the loop. Every op must be over (its callback run). */
@@ -167,6 +182,22 @@ int cio_run(struct cio *a, int timeout_ms);
 
 /* Ops submitted and not yet called back. */
 unsigned cio_in_flight(const struct cio *a);
+
+/* snippet: stop */
+/* CIO_STOP: the request to stop, as one more op. It completes with 0 when
+ * SIGINT or SIGTERM arrives (POSIX) or on Ctrl-C, Ctrl-Break or the console
+ * closing (Windows), and with -ECANCELED when cancelled. How it waits is the
+ * backend's business, as for any op:
+ *
+ *   POSIX         a read of a signalfd (Linux) or of a self-pipe (elsewhere:
+ *                 net.c's), made at the first CIO_STOP: submit it before
+ *                 the program starts a thread or tells anyone its port;
+ *   Windows       the console handler (common/win/win.c) sets an event, and
+ *                 a thread-pool wait on it posts the op's completion packet
+ *                 to the port.
+ *
+ * One CIO_STOP in flight at a time (another is -EBUSY). */
+/* end snippet */
 
 /* snippet: pool */
 #define CIO_BUF_SIZE  (16 * 1024) /* bytes in one pool buffer: at most what a pooled recv brings */

@@ -16,7 +16,11 @@
  *   - IOCP cannot pick a buffer for a receive, so a pooled receive posts a
  *     WSARecv of zero bytes, which holds no buffer and completes when bytes
  *     are there; only then does a non-blocking recv() take them into a pool
- *     buffer (on WSAEWOULDBLOCK the zero-byte receive is posted again).
+ *     buffer (on WSAEWOULDBLOCK the zero-byte receive is posted again);
+ *   - CIO_STOP: the console handler of common/win/win.c sets an event; a
+ *     wait on it in the system's thread pool (RegisterWaitForSingleObject)
+ *     posts the op's completion packet to the port, so the loop wakes for
+ *     Ctrl-C as for any completion.
  *
  * One thread only (the loop's): the port's concurrency is 1. Chapter 09 shows
  * a pool of threads on one port; the cio API runs callbacks on the thread
@@ -27,6 +31,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define IOCP_BATCH 64 /* completions taken per GetQueuedCompletionStatusEx() */
 
@@ -199,8 +204,8 @@ static void iocp__pooled_done(struct cio *a, struct cio_op *op, DWORD err)
         cio__complete(a, op, -cio__errno(err));
         return;
     }
-    if (!cio__buf_take(a, &id)) {
-        cio__park(a, op); /* every buffer is held: go on after a release */
+    if (!cio__buf_take(a, op, &id)) {
+        cio__park(a, op); /* no buffer for it yet: wait in line */
         return;
     }
     /* An overlapped socket is still blocking for a plain recv(): make it
@@ -213,7 +218,6 @@ static void iocp__pooled_done(struct cio *a, struct cio_op *op, DWORD err)
     err = n == 0 ? 0 : (DWORD)WSAGetLastError();
     cio__buf_give(a, id);
     if (err == WSAEWOULDBLOCK && !(op->flags & CIO__CANCELLED)) {
-        cio__settled(a, op); /* a resumed op found nothing: it holds no promise now */
         if (iocp__start(a, op, &err))
             return; /* the zero-byte receive waits again */
     }
@@ -221,11 +225,101 @@ static void iocp__pooled_done(struct cio *a, struct cio_op *op, DWORD err)
 }
 /* end snippet */
 
+/* ---- CIO_STOP: Ctrl-C as a completion packet ---------------------------------- */
+
+struct cio_stop {
+    HANDLE event;      /* win_stop_event(): the console handler sets it */
+    HANDLE wait;       /* the thread pool's wait on it, while an op waits */
+    HANDLE port;       /* where that wait posts the op's packet */
+    struct cio_op *op; /* the program's CIO_STOP, while it waits */
+    volatile LONG posted;
+};
+
+/* On a thread of the system's pool, once the event is set. */
+static VOID CALLBACK iocp__on_stop_event(PVOID ctx, BOOLEAN timed_out)
+{
+    struct cio_stop *st = ctx;
+
+    (void)timed_out; /* INFINITE: never */
+    InterlockedExchange(&st->posted, 1);
+    PostQueuedCompletionStatus(st->port, 0, 0, &st->op->ov);
+}
+
+void cio__stop_submit(struct cio *a, struct cio_op *op)
+{
+    struct cio_stop *st = a->stop;
+
+    if (!st) {
+        if (!(st = calloc(1, sizeof(*st)))) {
+            cio__complete(a, op, -ENOMEM);
+            return;
+        }
+        st->event = win_stop_event(); /* exits with the reason if it cannot */
+        st->port = ((struct iocp_impl *)a->impl)->port;
+        a->stop = st;
+    }
+    if (st->op) {
+        cio__complete(a, op, -EBUSY); /* one at a time */
+        return;
+    }
+    memset(&op->ov, 0, sizeof(op->ov));
+    st->op = op;
+    st->posted = 0;
+    if (!RegisterWaitForSingleObject(&st->wait, st->event, iocp__on_stop_event, st, INFINITE,
+                                     WT_EXECUTEONLYONCE)) {
+        st->op = NULL;
+        st->wait = NULL;
+        cio__complete(a, op, -cio__errno(GetLastError()));
+    }
+}
+
+/* No more callbacks of the wait after this (INVALID_HANDLE_VALUE: wait for
+ * one that is running). */
+static void iocp__stop_unwait(struct cio_stop *st)
+{
+    if (st->wait)
+        UnregisterWaitEx(st->wait, INVALID_HANDLE_VALUE);
+    st->wait = NULL;
+}
+
+void cio__stop_cancel(struct cio *a, struct cio_op *op)
+{
+    struct cio_stop *st = a->stop;
+
+    iocp__stop_unwait(st);
+    if (st->posted)
+        return; /* Ctrl-C came first: its packet is on the way */
+    st->op = NULL;
+    cio__complete(a, op, -ECANCELED);
+}
+
+static void iocp__stop_done(struct cio *a, struct cio_op *op)
+{
+    iocp__stop_unwait(a->stop);
+    a->stop->op = NULL;
+    cio__complete(a, op, 0);
+}
+
+void cio__stop_fini(struct cio *a)
+{
+    if (!a->stop)
+        return;
+    iocp__stop_unwait(a->stop);
+    CloseHandle(a->stop->event);
+    free(a->stop);
+    a->stop = NULL;
+}
+
 /* snippet: complete */
 /* One packet: how did the op end? */
 static void iocp__complete(struct cio *a, struct cio_op *op)
 {
     DWORD bytes = 0, flags = 0, err = 0;
+
+    if (op->kind == CIO_STOP) { /* posted by iocp__on_stop_event, not by an I/O */
+        iocp__stop_done(a, op);
+        return;
+    }
 
     if (op->kind == CIO_READ_FILE) {
         if (!GetOverlappedResult((HANDLE)op->fd, &op->ov, &bytes, FALSE))

@@ -15,7 +15,7 @@
  * POSIX, any Unix. Chapter 03 measures what handing over the whole list on
  * every call costs with thousands of connections.
  */
-#include "aio/cio_impl.h"
+#include "cio/cio_impl.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -17,8 +17,11 @@
  *     the recv names a buffer group instead of a buffer (IOSQE_BUFFER_SELECT),
  *     the kernel takes a buffer only when bytes arrive, and the CQE says which
  *     (IORING_CQE_F_BUFFER, the id in cqe->flags >> IORING_CQE_BUFFER_SHIFT).
- *     An empty ring fails the recv with -ENOBUFS: the op is parked in cio.c
- *     until a buffer is released.
+ *     An empty ring fails the recv with -ENOBUFS: the op is parked in
+ *     bufpool.c until a buffer is released, and then handed that buffer by
+ *     name, for a plain recv into it: the ring stays empty while anyone
+ *     waits, so that the kernel cannot give a released buffer to a newer
+ *     receive first.
  */
 #include "cio_impl.h"
 
@@ -164,15 +167,21 @@ static void uring__submit(struct cio *a, struct cio_op *op)
     case CIO_RECV:
         io_uring_prep_recv(sqe, op->fd, op->buf, op->len, 0);
         break;
-    case CIO_RECV_POOLED: /* no buffer: the kernel picks one from the group when bytes come */
+    case CIO_RECV_POOLED:
+        if (op->flags & CIO__HANDED) { /* its turn in the pool's queue: this buffer */
+            io_uring_prep_recv(sqe, op->fd, op->buf, CIO_BUF_SIZE, 0);
+            break;
+        }
+        /* no buffer: the kernel picks one from the group when bytes come */
         io_uring_prep_recv(sqe, op->fd, NULL, CIO_BUF_SIZE, 0);
         sqe->flags |= IOSQE_BUFFER_SELECT;
         sqe->buf_group = URING_BGID;
         /* Wait for bytes before looking for a buffer (5.19+, as the ring).
          * Without it the kernel tries the recv at once, picking a buffer
          * first: on an empty ring a silent socket's recv fails with
-         * -ENOBUFS, is parked, and once resumed holds its promise of a
-         * buffer while it waits for bytes that may never come. */
+         * -ENOBUFS and is parked; when its turn comes it holds the buffer
+         * it is handed while it waits for bytes that may never come, and
+         * the receives whose bytes wait behind it get none. */
         sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
         break;
     case CIO_SEND:
@@ -191,6 +200,10 @@ static void uring__submit(struct cio *a, struct cio_op *op)
         io_uring_prep_timeout(sqe, ts, 0, 0);
         break;
     }
+    case CIO_STOP: /* never here: cio.c hands it to stop.c, which reads a signalfd */
+        io_uring_prep_nop(sqe);
+        io_uring_sqe_set_data(sqe, NULL);
+        return;
     }
     io_uring_sqe_set_data(sqe, op);
 }
@@ -208,10 +221,18 @@ static void uring__cancel(struct cio *a, struct cio_op *op)
 /* A pooled recv's CQE: bytes in the buffer the kernel took, or no buffer. */
 static void uring__pooled_done(struct cio *a, struct cio_op *op, const struct io_uring_cqe *cqe)
 {
-    if (cqe->flags & IORING_CQE_F_BUFFER) {
-        unsigned id = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
+    unsigned id;
 
-        cio__buf_taken(a, id);
+    if (op->flags & CIO__HANDED) { /* a recv into the buffer bufpool.c handed it */
+        if (cqe->res > 0 && cio__buf_take(a, op, &id))
+            cio__complete_pooled(a, op, id, cqe->res);
+        else
+            cio__complete(a, op, cqe->res); /* the buffer goes to the next in line */
+        return;
+    }
+    if (cqe->flags & IORING_CQE_F_BUFFER) {
+        id = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
+        cio__buf_taken(a);
         if (cqe->res > 0) {
             cio__complete_pooled(a, op, id, cqe->res);
             return;

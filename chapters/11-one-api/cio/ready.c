@@ -22,10 +22,13 @@
  * Timeouts go to cio.c's list; file reads at an offset go to offload.c.
  *
  * A pooled receive waits in the read queue like any other, holding no
- * buffer; it takes one from cio.c's pool only at the moment it tries recv(),
- * and gives it back at once if recv() says EAGAIN. With every buffer taken
- * it leaves the fd's queue for the pool's list of parked ops (so the fd, still
- * readable, is no longer watched and cannot wake the loop in vain).
+ * buffer; it takes one from bufpool.c's pool only at the moment it tries
+ * recv(), and gives it back at once if recv() says EAGAIN. When it may take
+ * none (every buffer held, or other receives waiting for one, which come
+ * first), a recv(MSG_PEEK) of one byte tells whether its bytes are there:
+ * if so it leaves the fd's queue for the pool's queue of parked receives
+ * (so the fd, still readable, is no longer watched and cannot wake the loop
+ * in vain); if not, it waits for readiness like any other op.
  */
 #include "cio_impl.h"
 
@@ -163,6 +166,20 @@ static bool ready__attempt(struct cio *a, struct cio_op *op)
     return true;
 }
 
+/* One byte looked at and left in the socket: > 0 when bytes are there, 0 at
+ * end of stream, -EAGAIN when there are none yet, or -errno. */
+static int ready__peek(int fd)
+{
+    char byte;
+    ssize_t n;
+
+    while ((n = recv(fd, &byte, 1, MSG_PEEK)) < 0 && errno == EINTR)
+        ;
+    if (n < 0)
+        return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+    return (int)n;
+}
+
 /* snippet: attempt-pooled */
 /* A pooled recv: a buffer only for as long as a recv() call needs one,
  * unless bytes land in it. */
@@ -171,8 +188,13 @@ static bool ready__attempt_pooled(struct cio *a, struct cio_op *op)
     unsigned id;
     int res;
 
-    if (!cio__buf_take(a, &id)) {
-        cio__park(a, op); /* every buffer is held: wait for a release */
+    if (!cio__buf_take(a, op, &id)) {
+        if ((res = ready__peek(op->fd)) == -EAGAIN)
+            return false; /* nothing yet: wait for readiness, holding no place in line */
+        if (res > 0)
+            cio__park(a, op); /* bytes, and no buffer for them yet: wait in line */
+        else
+            cio__complete(a, op, res); /* end of stream, or an error: no buffer needed */
         return true;
     }
     op->buf = cio__buf(a, id);

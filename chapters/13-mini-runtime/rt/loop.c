@@ -39,7 +39,7 @@ struct rt *rt_create(int *err, char *why, size_t whylen)
     struct rt *rt;
 
     if (backend && *backend)
-        setenv("AIO_BACKEND", backend, 1); /* cio's own switch */
+        setenv("CIO_BACKEND", backend, 1); /* cio's own switch */
     if (!(io = cio_create(err, why, whylen))) {
         if (*err == -EINVAL && backend && *backend)
             snprintf(why, whylen, "RT_BACKEND=%s: no such backend (there are: uring epoll kqueue)",

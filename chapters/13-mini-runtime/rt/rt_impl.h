@@ -13,7 +13,7 @@
 #ifndef CH13_RT_IMPL_H
 #define CH13_RT_IMPL_H
 
-#include "aio/cio.h" /* chapter 11 */
+#include "cio/cio.h" /* chapter 11 */
 #include "rt.h"
 
 #include <pthread.h>

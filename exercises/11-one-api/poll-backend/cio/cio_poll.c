@@ -16,7 +16,7 @@
  * every call costs with thousands of connections.
  */
 #include "todo.h"
-#include "aio/cio_impl.h"
+#include "cio/cio_impl.h"
 
 #include <errno.h>
 #include <poll.h>
