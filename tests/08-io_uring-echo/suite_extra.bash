@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # tests/08-io_uring-echo/suite_extra.bash: cases written for chapter 08's
 # io_uring servers, in the shape of tests/helpers/echo_suite.bash (they use
-# its suite_start, suite_stop_clean, require_strace and calls_of), for any server
+# its suite_start, suite_stop_clean, traced_echo_load and calls_of), for any server
 # that takes -K (check the kernel, exit 77 if it lacks something), -v
 # (statistics on stderr at exit) and -S BYTES (SO_SNDBUF of accepted sockets).
 #
@@ -72,16 +72,7 @@ suite_short_sends() {
 # may be called at most MAX_ENTERS_PER_100 times per 100 messages.
 suite_uring_syscalls() {
     local max="$1" trace="$BATS_TEST_TMPDIR/strace-c" msgs=10000 enters rw
-    require_strace
-    # LeakSanitizer cannot work under ptrace: no leak check in a sanitizer build here
-    ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" server_start strace -f -c -o "$trace" "${SERVER_CMD[@]}" -p 0
-    run timeout 120 "$(tool_bin echo-load)" -p "$PORT" -c 50 -n 200 -l 128
-    assert_success
-    assert_output --partial "errors 0"
-    traced_stop
-    [ "$SERVER_STATUS" -eq 0 ] || fail "expected exit status 0 after SIGTERM, got $SERVER_STATUS
---- stderr ---
-$(cat "$SERVER_ERR")"
+    traced_echo_load "$trace" 50 200
     enters=$(calls_of "$trace" io_uring_enter)
     rw=$(calls_of "$trace" read write readv writev recv recvfrom recvmsg send sendto sendmsg \
         poll ppoll select pselect6 epoll_wait epoll_pwait epoll_pwait2)

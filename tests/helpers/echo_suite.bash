@@ -386,35 +386,30 @@ calls_of() {
     awk -v names=" $* " 'index(names, " " $NF " ") && $4 ~ /^[0-9]+$/ { n += $4 } END { print n + 0 }' "$trace"
 }
 
-# suite_syscalls_per_message WAIT_CALL: under `strace -f -c`, 10 connections
-# echo 500 messages of 128 bytes each. WAIT_CALL must be what the loop waits
-# in, no poll()/select() may appear at all (unless that is WAIT_CALL), and
-# each message may cost at most 3 reads and writes together (one of each is
-# the ideal; recv/send and friends count too).
-suite_syscalls_per_message() {
-    local want="$1" trace="$BATS_TEST_TMPDIR/strace-c" msgs=5000 waits polls rw
+# traced_echo_load TRACE CONNS N: the server under `strace -f -c -o TRACE`
+# while CONNS connections of echo-load echo N messages of 128 bytes each,
+# with no error; then SIGTERM must stop it with exit 0. TRACE is the
+# summary calls_of reads.
+traced_echo_load() {
     require_strace
     # LeakSanitizer cannot work under ptrace: no leak check in a sanitizer build here
-    ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" server_start strace -f -c -o "$trace" "${SERVER_CMD[@]}" -p 0
-    run timeout 120 "$(tool_bin echo-load)" -p "$PORT" -c 10 -n 500 -l 128
+    ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" server_start strace -f -c -o "$1" "${SERVER_CMD[@]}" -p 0
+    run timeout 120 "$(tool_bin echo-load)" -p "$PORT" -c "$2" -n "$3" -l 128
     assert_success
     assert_output --partial "errors 0"
     traced_stop
     [ "$SERVER_STATUS" -eq 0 ] || fail "expected exit status 0 after SIGTERM, got $SERVER_STATUS
 --- stderr ---
 $(cat "$SERVER_ERR")"
-    waits=$(calls_of "$trace" "$want")
-    case "$want" in
-    poll | ppoll | select | pselect6) polls=0 ;;
-    *) polls=$(calls_of "$trace" poll ppoll select pselect6) ;;
-    esac
-    rw=$(calls_of "$trace" read write recvfrom sendto recvmsg sendmsg readv writev)
-    echo "# $msgs messages: $waits $want, $rw read+write, $polls poll/select calls" >&3
-    [ "$waits" -gt 0 ] || fail "no $want() calls in the summary: $(cat "$trace")"
-    [ "$polls" -eq 0 ] || fail "$polls poll()/select() calls: expected none ($(cat "$trace"))"
-    [ "$rw" -le $((3 * msgs)) ] ||
-        fail "$rw reads and writes for $msgs messages: more than 3 per message"
-    [ "$waits" -le "$msgs" ] || fail "$waits $want() calls for $msgs messages: more than one per message"
+}
+
+# suite_syscalls_per_message WAIT_CALL: under `strace -f -c`, 10 connections
+# echo 500 messages of 128 bytes each. WAIT_CALL must be what the loop waits
+# in, no poll()/select() may appear at all (unless that is WAIT_CALL), and
+# each message may cost at most 3 reads and writes together (one of each is
+# the ideal; recv/send and friends count too).
+suite_syscalls_per_message() {
+    suite_syscalls_per_message_at_most "$1" 3
 }
 
 # ---------------------------------------------------------------------------
@@ -604,18 +599,12 @@ suite_emfile_recovers_any_order() {
 # bound of exactly 3 does not leave room for.
 suite_syscalls_per_message_at_most() {
     local want="$1" per="$2" trace="$BATS_TEST_TMPDIR/strace-c" msgs=5000 waits polls rw
-    require_strace
-    # LeakSanitizer cannot work under ptrace: no leak check in a sanitizer build here
-    ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" server_start strace -f -c -o "$trace" "${SERVER_CMD[@]}" -p 0
-    run timeout 120 "$(tool_bin echo-load)" -p "$PORT" -c 10 -n 500 -l 128
-    assert_success
-    assert_output --partial "errors 0"
-    traced_stop
-    [ "$SERVER_STATUS" -eq 0 ] || fail "expected exit status 0 after SIGTERM, got $SERVER_STATUS
---- stderr ---
-$(cat "$SERVER_ERR")"
+    traced_echo_load "$trace" 10 500
     waits=$(calls_of "$trace" "$want")
-    polls=$(calls_of "$trace" poll ppoll select pselect6)
+    case "$want" in
+    poll | ppoll | select | pselect6) polls=0 ;;
+    *) polls=$(calls_of "$trace" poll ppoll select pselect6) ;;
+    esac
     rw=$(calls_of "$trace" read write recvfrom sendto recvmsg sendmsg readv writev)
     echo "# $msgs messages: $waits $want, $rw read+write ($(awk "BEGIN { printf \"%.2f\", $rw / $msgs }") per message), $(calls_of "$trace" epoll_ctl) epoll_ctl" >&3
     [ "$waits" -gt 0 ] || fail "no $want() calls in the summary: $(cat "$trace")"
