@@ -24,3 +24,28 @@ load ../helpers/common
     assert_output --partial "chapters/00-latency/chase.c"
     grep -q "chapters/00-latency/chase.c" "$d" || fail "chase.d was not written again: $(cat "$d")"
 }
+
+# A chapter whose programs take sources from other folders (SRC_DIRS in
+# prog.mk): chapter 11 builds its library from cio/ and chapter 10's pool.c
+# from chapters/10-threadpool. On a scratch copy, so that a header can be
+# touched without rebuilding anyone else's tree.
+@test "a build from several source folders is incremental: a second make does nothing, a touched header rebuilds its users" {
+    local s="$BATS_TEST_TMPDIR/tree"
+    mkdir -p "$s/chapters"
+    cp -a "$TOP/common" "$s/"
+    cp -a "$TOP/chapters/10-threadpool" "$TOP/chapters/11-one-api" "$s/chapters/"
+    run timeout 600 make -C "$s/chapters/11-one-api" BUILD="$s/build"
+    assert_success
+    assert_output --partial "CC      chapters/10-threadpool/pool.c"
+    run timeout 120 make -C "$s/chapters/11-one-api" BUILD="$s/build"
+    assert_success
+    refute_output --partial "  CC  "
+    refute_output --partial "  LD  "
+    touch "$s/chapters/10-threadpool/pool.h"
+    run timeout 600 make -C "$s/chapters/11-one-api" BUILD="$s/build"
+    assert_success
+    assert_output --partial "CC      chapters/10-threadpool/pool.c"
+    assert_output --partial "CC      chapters/11-one-api/cio/offload.c" # includes pool.h
+    refute_output --partial "CC      chapters/11-one-api/cio/cio_epoll.c"
+    assert_output --partial "LD      build/chapters/11-one-api/echo-aio"
+}
