@@ -196,7 +196,7 @@ unsigned cio_in_flight(const struct cio *a);
  *                 a thread-pool wait on it posts the op's completion packet
  *                 to the port.
  *
- * One CIO_STOP in flight at a time (another is -EBUSY). */
+ * One CIO_STOP in flight at a time: a second completes with -EBUSY. */
 /* end snippet */
 
 /* snippet: pool */
