@@ -43,6 +43,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/* macOS's <sys/event.h> has no NOTE_MSECONDS (its 0x2 means microseconds):
+ * there, as on FreeBSD, a timer whose fflags name no unit counts in
+ * milliseconds. FreeBSD and the Linux layer define it. */
+#ifndef NOTE_MSECONDS
+#define NOTE_MSECONDS 0
+#endif
+
 #define MAX_EVENTS     64
 #define MAX_CHANGES    256
 #define ACCEPT_BATCH   64
