@@ -15,7 +15,7 @@
 # `make SAN=...` first, and a server missing from it is left out.
 
 # shellcheck source=common/tools/servers.bash
-. "$(dirname "${BASH_SOURCE[0]}")/../../common/tools/servers.bash"
+. common/tools/servers.bash # (the scripts cd to the repository first)
 C10K_B="${BUILD:-$PWD/build}"
 C10K_B="${C10K_B%/}"
 

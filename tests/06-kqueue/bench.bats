@@ -12,7 +12,7 @@ load ../helpers/common
     assert_success
     refute_output --partial "errors"
     local s
-    for s in echo-poll echo-epoll-lt echo-epoll-et "echo-epoll-oneshot -w 2" "echo-epoll-reuseport -w 2" echo-kqueue; do
+    for s in echo-poll echo-epoll-lt echo-epoll-et echo-epoll-oneshot echo-epoll-reuseport echo-kqueue; do
         grep -Eq "^$s +50 +[1-9][0-9]* " <<<"$output" || fail "no requests/s row for $s in:
 $output"
     done

@@ -22,7 +22,7 @@ csv_rows() {
 
 @test "the benchmarked servers of common/servers.txt are programs the build makes that answer -h" {
     local name ch kind needs cmd bin n=0
-    source "$CH14/lib.bash"
+    cd "$TOP" && source "$CH14/lib.bash"
     while IFS='|' read -r name ch kind needs cmd; do
         n=$((n + 1))
         [[ "$kind" =~ ^(events|threads)$ ]] || fail "$name: kind '$kind' is not events or threads"

@@ -1,20 +1,21 @@
 # SPDX-License-Identifier: MIT
 # chapters/14-c10k/lib.bash: what bench.sh, c10k.sh and bench-check.sh share:
-# the table of servers (servers.txt), building them, leaving out the ones
-# this machine cannot run, and the machine's description for the CSVs.
+# the servers (every "bench:" server of the course's one table,
+# common/servers.txt), building them, leaving out the ones this machine
+# cannot run, and the machine's description for the CSVs.
 #
 #   source chapters/14-c10k/lib.bash     (after cd to the repository root)
 #   c10k_load_servers "echo-poll,echo-aio"   # "" = all; sets C10K_* arrays
 #   c10k_build                               # make what they need
-#   c10k_drop_unavailable                    # io_uring, libuv: say why once
+#   c10k_drop_unavailable                    # io_uring, not built: say why once
 #   c10k_bench_arrays                        # BENCH_NAMES, BENCH_CMDS for bench-lib
 #
 # The build folder is $BUILD when it is set (a sanitizer build, say), else
 # build/. Only build/ is made here: a sanitizer build is made by
-# `make SAN=...` first, and a server missing from it is an error.
+# `make SAN=...` first, and a server missing from it is left out.
 
-C10K_DIR=chapters/14-c10k
-C10K_TABLE="$C10K_DIR/servers.txt"
+# shellcheck source=common/tools/servers.bash
+. common/tools/servers.bash # (the scripts cd to the repository first)
 C10K_B="${BUILD:-$PWD/build}"
 C10K_B="${C10K_B%/}"
 
@@ -24,22 +25,30 @@ c10k_die() {
     exit "$1"
 }
 
-# c10k_table: the rows of servers.txt as name|ch|kind|needs|command, trimmed.
+# c10k_table: the benchmarked servers as name|ch|kind|needs|command: kind
+# threads or events, needs uring or -, and the command from build/ with
+# the environment that picks a backend first.
 c10k_table() {
-    sed -e '/^[[:space:]]*#/d' -e '/^[[:space:]]*$/d' "$C10K_TABLE" |
-        awk -F'|' '{ for (i = 1; i <= NF; i++) gsub(/^[ \t]+|[ \t]+$/, "", $i)
-                     print $1 "|" $2 "|" $3 "|" $4 "|" $5 }'
+    local name
+    for name in $(server_names); do
+        server_load "$name" && [ "$SRV_BENCH" = 1 ] && [[ "$SRV_PROG" == chapter:* ]] || continue
+        printf '%s|%s|%s|%s|%s\n' "$name" "${SRV_CHAPTER%%-*}" "$SRV_STYLE" \
+            "$([ "$SRV_KIND" = uring ] && echo uring || echo -)" \
+            "${SRV_ENV[*]}${SRV_ENV[*]:+ }chapters/$SRV_CHAPTER/${SRV_PROG#chapter:}${SRV_BENCH_ARGS[*]:+ ${SRV_BENCH_ARGS[*]}}"
+    done
 }
 
 # c10k_name_matches NAME FILTER: FILTER is a comma-separated list; an entry
-# picks a server by its whole name or by its first word, so "echo-aio"
-# picks echo-aio on every backend.
+# picks the server of that name or, when no server has that name, every
+# server whose name starts with it and a dash: "echo-aio" picks echo-aio on
+# every backend, while "echo-uring" picks only echo-uring.
 c10k_name_matches() {
-    local want
+    local want w
     [ -z "$2" ] && return 0
     IFS=, read -ra want <<<"$2"
     for w in "${want[@]}"; do
-        [ "$w" = "$1" ] || [ "$w" = "${1%% *}" ] && return 0
+        [ "$w" = "$1" ] && return 0
+        [[ "$1" == "$w"-* ]] && ! server_load "$w" && return 0
     done
     return 1
 }
@@ -75,17 +84,11 @@ $(c10k_table | cut -d'|' -f1 | sed 's/^/  /')"
 }
 
 # c10k_build: make the folders the selected servers come from (and
-# chapter 08's, whose echo-uring -K says whether io_uring works here), or,
-# for another build folder, check that they are there.
+# chapter 08's, whose echo-uring -K says whether io_uring works here); in
+# another build folder, nothing.
 c10k_build() {
     local dirs=() d i
-    if [ "$C10K_B" != "$PWD/build" ]; then
-        for i in "${!C10K_BIN[@]}"; do
-            [ "${C10K_NEEDS[$i]}" = uv ] && continue # may be missing: said later
-            [ -x "${C10K_BIN[$i]}" ] || c10k_die 1 "${C10K_BIN[$i]} is not built (make it first)"
-        done
-        return 0
-    fi
+    [ "$C10K_B" = "$PWD/build" ] || return 0 # what is missing is said later
     for i in "${!C10K_BIN[@]}"; do
         d=$(dirname "${C10K_BIN[$i]#"$C10K_B"/}")
         [ "${C10K_NEEDS[$i]}" = uring ] && dirs+=(chapters/08-io_uring-echo)
@@ -99,9 +102,10 @@ c10k_build() {
 }
 
 # c10k_drop_unavailable: leave out the io_uring servers where io_uring is
-# not allowed, and echo-uv where it was not built, each reason said once.
+# not allowed (said once), and any server that was not built here (echo-uv
+# without libuv1-dev, the C# servers without the .NET SDK).
 c10k_drop_unavailable() {
-    local i keep=() why uring=unknown uv_said=0
+    local i keep=() why uring=unknown
     for i in "${!C10K_NAME[@]}"; do
         case "${C10K_NEEDS[$i]}" in
         uring)
@@ -115,15 +119,11 @@ c10k_drop_unavailable() {
             fi
             [ "$uring" = yes ] || continue
             ;;
-        uv)
-            if [ ! -x "${C10K_BIN[$i]}" ]; then
-                [ "$uv_said" = 1 ] ||
-                    echo "(echo-uv left out: it is built only where libuv1-dev is installed: make deps, then make)"
-                uv_said=1
-                continue
-            fi
-            ;;
         esac
+        if [ ! -x "${C10K_BIN[$i]}" ]; then # echo-uv without libuv1-dev, a C# server without the SDK
+            echo "(${C10K_NAME[$i]} left out: ${C10K_BIN[$i]#"$C10K_B"/} is not built here; make doctor says what is missing)"
+            continue
+        fi
         keep+=("$i")
     done
     local names=() chs=() kinds=() needs=() cmds=() bins=()
