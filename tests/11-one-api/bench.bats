@@ -7,7 +7,7 @@
 load ../helpers/common
 
 uring_allowed() {
-    AIO_BACKEND=uring timeout 10 "$(chapter_bin aio-test)" probe >/dev/null 2>&1
+    CIO_BACKEND=uring timeout 10 "$(chapter_bin aio-test)" probe >/dev/null 2>&1
 }
 
 @test "bench.sh -q: echo-aio on every backend and the two reference servers echo 50 connections with no errors, one row each" {

@@ -40,11 +40,11 @@ load ../helpers/echo_suite
     local CHAPTER=11-one-api
     suite_load_server suite-echo-aio-epoll.faults.bats
     suite_setup
-    [[ "${SERVER_CMD[*]}" == "env LD_PRELOAD=$FAULTS_SHIM "*" FAULTS_EAGAIN=10 AIO_BACKEND=epoll $BUILD/chapters/11-one-api/echo-aio" ]] ||
+    [[ "${SERVER_CMD[*]}" == "env LD_PRELOAD=$FAULTS_SHIM "*" FAULTS_EAGAIN=10 CIO_BACKEND=epoll $BUILD/chapters/11-one-api/echo-aio" ]] ||
         fail "under faults, the command is: ${SERVER_CMD[*]}"
     suite_load_server suite-echo-aio-epoll.bats
     suite_setup
-    assert_equal "${SERVER_CMD[*]}" "env AIO_BACKEND=epoll $BUILD/chapters/11-one-api/echo-aio"
+    assert_equal "${SERVER_CMD[*]}" "env CIO_BACKEND=epoll $BUILD/chapters/11-one-api/echo-aio"
 }
 
 @test "a declared skip is shown with its reason when the suite runs" {

@@ -35,25 +35,11 @@ static const struct cio_backend *const cio__backends[] = {
 static const char *const cio__kind_names[] = {"accept",  "recv",        "send", "read-file",
                                               "timeout", "recv-pooled", "stop"};
 
-/* CIO_<what>, else AIO_<what>: the name the variable had before the library
- * had one name, still read so that older scripts keep working. */
-static const char *cio__env(const char *what)
-{
-    char name[32];
-    const char *v;
-
-    snprintf(name, sizeof(name), "CIO_%s", what);
-    if ((v = getenv(name)))
-        return v;
-    snprintf(name, sizeof(name), "AIO_%s", what);
-    return getenv(name);
-}
-
 static struct cio *cio__try(const struct cio_backend *be, int *err, char *why, size_t len)
 {
     struct cio *a = calloc(1, sizeof(*a));
-    const char *trace = cio__env("TRACE");
-    const char *bufs = cio__env("BUFS");
+    const char *trace = getenv("CIO_TRACE");
+    const char *bufs = getenv("CIO_BUFS");
 
     if (!a) {
         *err = -ENOMEM;
@@ -74,7 +60,7 @@ static struct cio *cio__try(const struct cio_backend *be, int *err, char *why, s
 
 struct cio *cio_create(int *err, char *why, size_t whylen)
 {
-    const char *want = cio__env("BACKEND");
+    const char *want = getenv("CIO_BACKEND");
     char names[64] = "";
 
     if (want && *want) {

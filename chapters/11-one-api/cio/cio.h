@@ -30,8 +30,6 @@
  * the kernel allows it, else epoll. CIO_TRACE=1 prints one line per op
  * submitted, saying how it will complete. CIO_BUFS=N sizes the pool of
  * pooled receives, as cio_buf_pool() does (CIO_BUFS=1 shows parking).
- * (AIO_BACKEND, AIO_TRACE and AIO_BUFS, their names before, are still read
- * when the CIO_ one is not set.)
  *
  * Rules (the same on every backend):
  *   - an op belongs to the library from cio_submit() until its callback

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cio_poll.c: the poll() backend of the cio library. AIO_BACKEND=poll
+/* cio_poll.c: the poll() backend of the cio library. CIO_BACKEND=poll
  * selects it; it is never the default (epoll and kqueue come first). Its
  * interest list and its wait are the exercise 11-one-api/poll-backend.
  *
