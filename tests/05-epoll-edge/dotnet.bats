@@ -203,7 +203,7 @@ strace_c() {
     done
 }
 
-@test "echo-dotnet-async and echo-dotnet-saea: strace -f, every epoll_wait is the '.NET Sockets' thread's, every recvfrom and sendto a '.NET TP Worker' thread's" {
+@test "echo-dotnet-async and echo-dotnet-saea: strace -f, every epoll_wait is the '.NET Sockets' thread's, and the receives and sends are the pool's '.NET TP Worker' threads', none the engine's" {
     require_strace
     local s trace="$BATS_TEST_TMPDIR/trace" names="$BATS_TEST_TMPDIR/names" t by
     for s in echo-dotnet-async echo-dotnet-saea; do
@@ -224,10 +224,16 @@ strace_c() {
             fail "$s: epoll_wait on another thread: $by"
         grep -q ' \.NET TP Worker recvfrom$' <<<"$by" && grep -q ' \.NET TP Worker sendto$' <<<"$by" ||
             fail "$s: expected recvfrom and sendto on '.NET TP Worker' threads: $by"
-        # ("thread N": one that had ended before its name was read)
-        ! grep -v ' \.NET TP Worker \(recvfrom\|sendto\)$' <<<"$by" | grep -v '^[0-9]* thread [0-9]* ' |
-            grep -q ' \(recvfrom\|sendto\)$' ||
-            fail "$s: recvfrom or sendto on a thread other than '.NET TP Worker': $by"
+        ! grep -q ' \.NET Sockets \(recvfrom\|sendto\)$' <<<"$by" ||
+            fail "$s: recvfrom or sendto on the engine's thread, without INLINE_COMPLETIONS: $by"
+        # Most are the pool's. An operation that completes at once runs on
+        # the thread that started it: under load, the first receive after an
+        # accept can finish on the thread that accepted (echo-dotnet-saea's
+        # main thread), so "every one" would hold only on a quiet machine.
+        local pool all
+        pool=$(awk '/ \.NET TP Worker (recvfrom|sendto)$/ { n += $1 } END { print n + 0 }' <<<"$by")
+        all=$(awk '/ (recvfrom|sendto)$/ { n += $1 } END { print n + 0 }' <<<"$by")
+        [ $((pool * 2)) -gt "$all" ] || fail "$s: only $pool of $all recvfrom and sendto on '.NET TP Worker' threads: $by"
     done
 }
 
