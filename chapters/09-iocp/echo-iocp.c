@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* echo-iocp: an echo server on a Windows I/O completion port.
+/* echo-iocp.c: an echo server on a Windows I/O completion port.
  *
  * Nothing here waits for a socket to be ready. The server hands Windows
  * whole operations (accept a client into this socket, receive into this

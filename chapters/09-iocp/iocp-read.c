@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* iocp-read: overlapped ReadFile and a completion port, one step at a time.
+/* iocp-read.c: overlapped ReadFile and a completion port, one step at a time.
  *
  * The main thread opens FILE with FILE_FLAG_OVERLAPPED, ties it to a new
  * completion port, and issues one ReadFile per block of the file (plus one

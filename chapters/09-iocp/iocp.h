@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* chapters/09-iocp/iocp.h: what echo-iocp.c and conn.c share.
+/* iocp.h: what echo-iocp.c and conn.c share.
  *
  * Every overlapped operation is a `struct op` whose first member is the
  * OVERLAPPED the kernel fills in. A completion packet hands back only that

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* aio-test: the promises of cio.h, checked on the backend CIO_BACKEND picks.
+/* aio-test.c: the promises of cio.h, checked on the backend CIO_BACKEND picks.
  *
  *     make -C chapters/11-one-api
  *     CIO_BACKEND=epoll build/chapters/11-one-api/aio-test probe|timers|cancel|files|net|pool

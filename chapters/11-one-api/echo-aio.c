@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* echo-aio: one echo server, written once against the cio library
+/* echo-aio.c: one echo server, written once against the cio library
  * (cio/cio.h), running on io_uring, epoll, kqueue or IOCP.
  *
  * The server never asks whether a socket is ready. Each connection owns two

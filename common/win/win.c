@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* common/win/win.c: see win.h. */
+/* win.c: see win.h. */
 #include "win.h"
 
 #include <ctype.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* common/win/win.h: the small Windows helpers of chapters 09 and 11.
+/* win.h: the small Windows helpers of chapters 09 and 11.
  *
  * common/net.c is POSIX (getopt over argv, BSD sockets, signals), so the
  * Windows programs get their own copy of the same contract here:

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* chapters/09-iocp/conn.c: one echo connection on a completion port.
+/* conn.c: one echo connection on a completion port.
  *
  * A connection alternates between two operations: a WSARecv into its
  * buffer, then WSASend of what arrived, then the next WSARecv. Only one of
