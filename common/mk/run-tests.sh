@@ -1,22 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# run-tests.sh [CH]: run the course's Bats tests and print one summary line.
-#
-#   run-tests.sh          common/, every chapter in order, then the meta tests
-#   run-tests.sh 03       only tests/03-*/ (also: common, meta)
-#   run-tests.sh suite    only the shared echo suite: every tests/NN-*/suite-*.bats
-#   LONG=1 run-tests.sh   only the long files (make test-long)
-#
-# JOBS files (two per CPU) run at once through GNU parallel, one bats per
-# file, each file's output whole and in order. A mark in a file's first
-# lines changes how it runs: "# test-long: WHY" only under LONG=1 (so is a
-# suite-NAME.faults.bats link); "# test-serial: WHY" alone, after the rest;
-# "load ../helpers/wine" (or the suite link of a win32 server) one at a time,
-# in a pass beside the others. Whatever a file leaves running is killed and
-# counts as a failure. JOBS=1 runs every file in order, output live.
-# Environment: COURSE_TESTS (a folder holding tests/), BUILD, IMPL
-# (solutions by default), FILTER (bats --filter), VALGRIND=1, JOBS. The last
-# line is "tests: N passed, N failed, N skipped"; any failure exits non-zero.
+# run-tests.sh [CH|suite]: the course's Bats tests: common/, every chapter,
+# then meta/ (CH=03: tests/03-*/ only; suite: every tests/NN-*/suite-*.bats;
+# LONG=1: only the long files, make test-long). JOBS files (two per CPU) run
+# at once through GNU parallel, one bats per file, output whole and in order.
+# A file's first lines may say "# test-long: WHY" (only under LONG=1; so is
+# a suite-NAME.faults.bats link), "# test-serial: WHY" (alone, after the
+# rest), or "load ../helpers/wine" (as a win32 server's suite link: one at a
+# time, in a pass beside the others). What a file leaves running is killed
+# and fails it. Environment: COURSE_TESTS (a folder holding tests/), BUILD,
+# IMPL (solutions), FILTER (bats --filter), VALGRIND=1, JOBS (1: in order,
+# live). The last line is "tests: N passed, N failed, N skipped".
 set -uo pipefail
 
 top="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -41,8 +35,7 @@ suite) want=(tests/[0-9][0-9]-*/) only="suite-*.bats" ;; # the links to tests/su
 '') want=(tests/common tests/[0-9][0-9]-*/ tests/meta) ;;
 *) want=(tests/"$ch" tests/"$ch"-*/) ;;
 esac
-dirs=()
-for d in "${want[@]}"; do [ -d "$d" ] && dirs+=("${d%/}"); done
+dirs=() && for d in "${want[@]}"; do [ -d "$d" ] && dirs+=("${d%/}"); done
 if [ ${#dirs[@]} -eq 0 ]; then
     echo "make test CH=$ch: no tests/$ch-*/ folder; chapters with tests:" >&2
     find tests -mindepth 1 -maxdepth 1 -type d -printf '  %f\n' | sort >&2
@@ -80,11 +73,9 @@ for d in "${dirs[@]}"; do
     done
 done
 
-# No test may hang the run: bats stops one that runs longer than this (a file
-# that needs longer, like the mutants, sets its own).
+# No test may hang the run (a file that needs longer sets its own limit);
+# every process a file starts inherits its mark, which names what it leaves.
 export BATS_TEST_TIMEOUT="${BATS_TEST_TIMEOUT:-300}"
-# Every process a file's tests start inherits its mark: what still carries it
-# once the file is done was left behind, and is named and killed.
 work="$(mktemp -d)"
 export COURSE_TEST_RUN="$$.$RANDOM" work
 trap 'rm -rf "$work"' EXIT
@@ -117,9 +108,7 @@ pass() { # pass JOBS INDEX...: run those files, JOBS at once, output in order
 }
 
 start=$SECONDS
-# The Wine files run one after another beside the others (one file more
-# than JOBS while they last: about a minute of a full run), shown after them.
-if [ ${#wine[@]} -gt 0 ]; then
+if [ ${#wine[@]} -gt 0 ]; then # one after another, beside the others
     pass 1 "${wine[@]}" >"$work/wine.txt" &
     wine_pid=$!
 fi
