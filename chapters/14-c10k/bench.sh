@@ -20,7 +20,7 @@
 #              and 4 KiB messages at each count of -k (default "50";
 #              -k none for no 4 KiB point)
 #   quick      (default) 1 run of 1 s per point, then system calls per
-#              message: 1 min 36 s for 17 servers on a 2-core VM
+#              message: 1 min 50 s for the 19 servers on a 2-core VM
 #   -f         (or BENCH=full) 3 runs of 3 s per point (-r, -d change them),
 #              then the CPU time per message over 50 x 4,000 messages
 #              (bench_cpu), then system calls: many times longer

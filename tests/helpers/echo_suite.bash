@@ -869,16 +869,17 @@ suite_setup() {
     chapter:*) bin="$(chapter_bin "$spec")" ;;
     exercise:*) bin="$(impl_bin "${spec%%/*}" "${spec#*/}")" ;;
     esac
-    SERVER_CMD=("$bin" "${SRV_ARGS[@]}")
-    [ ${#SRV_ENV[@]} -eq 0 ] || SERVER_CMD=(env "${SRV_ENV[@]}" "${SERVER_CMD[@]}")
+    local envs=("${SRV_ENV[@]}")
     if [ -n "$SUITE_FAULTS" ]; then
         # shellcheck disable=SC2046,SC2207 # faults_env prints words for env(1)
-        SERVER_CMD=(env $(faults_env $SUITE_FAULTS) "${SRV_ENV[@]}" "$bin" "${SRV_ARGS[@]}")
+        envs=($(faults_env $SUITE_FAULTS) "${SRV_ENV[@]}")
     fi
-    if [ "$SRV_KIND" = win32 ]; then
-        SERVER_CMD=("$WINE" "${SERVER_CMD[@]}")
+    if [ "$SRV_KIND" = win32 ]; then # Wine runs the program, in the environment
         wine_require
+        bin=("$WINE" "$bin")
     fi
+    SERVER_CMD=("${bin[@]}" "${SRV_ARGS[@]}")
+    [ ${#envs[@]} -eq 0 ] || SERVER_CMD=(env "${envs[@]}" "${SERVER_CMD[@]}")
     while IFS= read -r line; do
         [ -z "$line" ] || eval "$line"
     done <<<"$SRV_SETUP"
