@@ -222,6 +222,21 @@ cpu_ticks_over() {
     echo $(($(cpu_ticks "$SERVER_PID") - t0))
 }
 
+# busy_percent_over SECONDS: the share of the next SECONDS, in percent, that
+# the server's main thread spent running or waiting for a CPU. A busy loop
+# scores near 100 however loaded the machine is (waiting in the run queue
+# counts); a loop that sleeps in its wait call scores near 0. Fields 1 and 2
+# of /proc/PID/schedstat: ns on a CPU, ns runnable but waiting for one.
+busy_percent_over() {
+    local r0 w0 r1 w1 t0 t1
+    read -r r0 w0 _ <"/proc/$SERVER_PID/schedstat" || return 1
+    t0=$(date +%s%N)
+    sleep "$1"
+    read -r r1 w1 _ <"/proc/$SERVER_PID/schedstat" || return 1
+    t1=$(date +%s%N)
+    echo $(((r1 - r0 + w1 - w0) * 100 / (t1 - t0)))
+}
+
 # After an echo, with the client still connected and idle, the server must
 # sleep in its wait call. One that leaves write interest armed with nothing
 # to write is woken at once, forever: 100% of a CPU.
