@@ -46,6 +46,15 @@ const char *uring_why(int err, unsigned entries, unsigned flags, char *why, size
     const char *release = uname(&u) == 0 ? u.release : "?";
     int sysctl, seccomp;
 
+    seccomp = uring_why__proc_int("/proc/self/status", "Seccomp:"); /* 2: a filter */
+    if (err == -ENOSYS && seccomp == 2 && !uring_why__before(release, 5, 1)) {
+        snprintf(why, len,
+                 "io_uring_setup: ENOSYS: this kernel (%s) has io_uring, but a seccomp filter "
+                 "answers ENOSYS for it (Podman's default profile does: run with "
+                 "--security-opt seccomp=PROFILE that allows io_uring_*)",
+                 release);
+        return why;
+    }
     if (err == -ENOSYS) {
         snprintf(why, len,
                  "io_uring_setup: ENOSYS: this kernel (%s) has no io_uring (it needs 5.1 or newer, "
@@ -67,7 +76,6 @@ const char *uring_why(int err, unsigned entries, unsigned flags, char *why, size
     }
     /* EPERM: the most specific cause this process can see, first. */
     sysctl = uring_why__proc_int("/proc/sys/kernel/io_uring_disabled", ""); /* 6.6+ */
-    seccomp = uring_why__proc_int("/proc/self/status", "Seccomp:");         /* 2: a filter */
     if (sysctl == 1 || sysctl == 2)
         snprintf(why, len,
                  "io_uring_setup: EPERM: the sysctl kernel.io_uring_disabled is %d, which "

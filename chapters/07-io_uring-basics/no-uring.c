@@ -7,6 +7,10 @@
  * something else. This tool installs the same kind of seccomp filter on
  * itself (io_uring_setup, io_uring_enter, io_uring_register: EPERM; every
  * other system call: allowed) and then runs the command, which inherits it.
+ * With -e ENOSYS the filter answers ENOSYS instead, as Podman's default
+ * profile does for every system call it does not list (containers/common
+ * pull request #573): the program then sees what a kernel without io_uring
+ * would say, and only the Seccomp: line of /proc/self/status tells them apart.
  *
  * Build and run, from the repository root:
  *     make -C chapters/07-io_uring-basics
@@ -38,7 +42,7 @@
 #endif
 
 /* snippet: filter */
-static int no_uring_install(void)
+static int no_uring_install(int err)
 {
     struct sock_filter insns[] = {
         /* A call made through another ABI (i386 code on x86-64) has other
@@ -49,7 +53,7 @@ static int no_uring_install(void)
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 2, 0),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_enter, 1, 0),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_register, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (err & SECCOMP_RET_DATA)),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
     struct sock_fprog prog = {.len = sizeof(insns) / sizeof(insns[0]), .filter = insns};
@@ -66,15 +70,26 @@ static int no_uring_install(void)
 
 int main(int argc, char **argv)
 {
-    int ret;
+    int ret, err = EPERM;
 
+    if (argc >= 3 && strcmp(argv[1], "-e") == 0) {
+        if (strcmp(argv[2], "ENOSYS") == 0)
+            err = ENOSYS;
+        else if (strcmp(argv[2], "EPERM") != 0) {
+            fprintf(stderr, "no-uring: -e %s: EPERM or ENOSYS\n", argv[2]);
+            return 2;
+        }
+        argc -= 2;
+        argv += 2;
+    }
     if (argc < 2 || strcmp(argv[1], "-h") == 0) {
         fprintf(argc < 2 ? stderr : stdout,
-                "usage: no-uring COMMAND [ARG...]\n"
-                "Run COMMAND with io_uring_setup/enter/register failing with EPERM (seccomp).\n");
+                "usage: no-uring [-e EPERM|ENOSYS] COMMAND [ARG...]\n"
+                "Run COMMAND with io_uring_setup/enter/register failing with EPERM, as under\n"
+                "Docker's default seccomp profile (-e ENOSYS: as under Podman's).\n");
         return argc < 2 ? 2 : 0;
     }
-    if ((ret = no_uring_install()) < 0) {
+    if ((ret = no_uring_install(err)) < 0) {
         fprintf(stderr, "no-uring: installing the seccomp filter: %s\n", strerror(-ret));
         return 1;
     }

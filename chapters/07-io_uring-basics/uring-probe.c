@@ -133,12 +133,16 @@ static void probe__read_line(const char *path, const char *prefix, char *out, si
 static const char *probe__refusal(int err, const char *sysctl, const char *seccomp)
 {
     /* EXERCISE BEGIN probe-refusal: say in words why io_uring_setup() failed, and what to do */
+    if (err == ENOSYS && strcmp(seccomp, "2") == 0)
+        return "ENOSYS: a seccomp filter answers for the kernel (Podman's default profile "
+               "refuses io_uring this way: run with --security-opt seccomp=PROFILE that "
+               "allows io_uring_*)";
     if (err == ENOSYS)
         return "ENOSYS: this kernel has no io_uring (it needs 5.1 or newer, built with "
                "CONFIG_IO_URING)";
     if (err == EPERM && (strcmp(sysctl, "1") == 0 || strcmp(sysctl, "2") == 0))
-        return "EPERM: the sysctl kernel.io_uring_disabled forbids it (1: only members of "
-               "kernel.io_uring_group; 2: nobody)";
+        return "EPERM: the sysctl kernel.io_uring_disabled forbids it (1: only CAP_SYS_ADMIN "
+               "and members of kernel.io_uring_group; 2: nobody)";
     if (err == EPERM && strcmp(seccomp, "2") == 0)
         return "EPERM: a seccomp filter forbids it (Docker's default profile does, since "
                "Docker 25: run with --security-opt seccomp=PROFILE that allows io_uring_*)";

@@ -83,3 +83,13 @@ iopoll_run() {
     assert_failure 77
     assert_output --partial "seccomp"
 }
+
+@test "under a seccomp filter that answers ENOSYS (Podman's way) uring-iopoll blames the filter, not the kernel" {
+    run "$(chapter_bin no-uring)" -e ENOSYS "$IOPOLL" "$DATA"
+    assert_failure 77
+    assert_output --partial "ENOSYS: this kernel"
+    assert_output --partial "has io_uring, but a seccomp filter answers ENOSYS"
+    run "$(chapter_bin no-uring)" -e EINVAL "$IOPOLL" "$DATA"
+    assert_failure 2
+    assert_output --partial "EPERM or ENOSYS"
+}

@@ -24,6 +24,15 @@ setup() {
     assert_output --partial "security-opt seccomp"
 }
 
+@test "probe-refusal: under a filter that answers ENOSYS (Podman's), --check blames the filter, not the kernel, and exits 77" {
+    uring_require
+    run "$NO_URING" -e ENOSYS "$PROBE" --check
+    [ "$status" -eq 77 ] || fail "expected exit 77 (skip) under no-uring -e ENOSYS, got $status: $output"
+    [ "${#lines[@]}" -eq 1 ] || fail "expected one line, got ${#lines[@]}: $output"
+    assert_output --partial "io_uring is not usable here: io_uring_setup: ENOSYS: a seccomp filter"
+    refute_output --partial "this kernel has no io_uring"
+}
+
 @test "probe-refusal: under a seccomp filter, the full report says refused, and why, and exits 77" {
     uring_require
     run "$NO_URING" "$PROBE"
