@@ -196,7 +196,9 @@ bench_ticks() {
 # (/proc/PID/stat) while CONNS connections echo PER_CONN messages each, in
 # microseconds per message: user + system (median and range), and the user
 # part alone (median): the part a runtime adds, since the system part is
-# the kernel's TCP work, the same for every server.
+# the kernel's TCP work, the same for every server. Run r of every server
+# comes before run r+1: a virtual CPU's speed drifts over minutes, and
+# servers measured one after the other would carry that drift.
 bench_cpu() {
     local conns="$1" per="$2" runs="$3" hz i r u0 s0 u1 s1
     hz=$(getconf CLK_TCK)
@@ -206,7 +208,9 @@ bench_cpu() {
     for i in "${!BENCH_NAMES[@]}"; do
         : >"$BENCH_TMP/cpu.$i"
         : >"$BENCH_TMP/user.$i"
-        for ((r = 0; r < runs; r++)); do
+    done
+    for ((r = 0; r < runs; r++)); do
+        for i in "${!BENCH_NAMES[@]}"; do
             # shellcheck disable=SC2086
             bench_start "${BENCH_PIN_SERVER[@]}" ${BENCH_CMDS[$i]} -p 0
             "${BENCH_PIN_CLIENT[@]}" "$BENCH_LOAD" -p "$BENCH_PORT" -c 10 -n 200 >/dev/null # warm up
@@ -218,6 +222,8 @@ bench_cpu() {
             echo $(((u1 + s1 - u0 - s0) * 100000000 / hz / (conns * per))) >>"$BENCH_TMP/cpu.$i"
             echo $(((u1 - u0) * 100000000 / hz / (conns * per))) >>"$BENCH_TMP/user.$i"
         done
+    done
+    for i in "${!BENCH_NAMES[@]}"; do
         printf '%-26s %14s %14s %14s\n' "${BENCH_NAMES[$i]}" \
             "$(bench_median <"$BENCH_TMP/cpu.$i" | awk '{ printf "%.2f", $1 / 100 }')" \
             "[$(bench_range <"$BENCH_TMP/cpu.$i" | awk -F- '{ printf "%.2f-%.2f", $1 / 100, $2 / 100 }')]" \
