@@ -118,7 +118,8 @@ machine_uring_fix() {
         echo "To change in a container: its seccomp profile. Start it with --security-opt"
         echo "seccomp=unconfined (or a profile that allows io_uring_setup, io_uring_enter and"
         echo "io_uring_register), as .devcontainer/devcontainer.json does. (Podman's profile answers"
-        echo "ENOSYS to what it refuses, which reads as a kernel without io_uring.)" ;;
+        echo "ENOSYS to what it refuses; the probe tells that from a kernel without io_uring by the"
+        echo "Seccomp: line of /proc/self/status.)" ;;
     wsl:[12]:*) echo "To change on WSL: the sysctl, sudo sysctl kernel.io_uring_disabled=0" ;;
     wsl:*)
         echo "To change on WSL: the kernel. In PowerShell, wsl --update installs Microsoft's current"
