@@ -72,6 +72,10 @@ int main(int argc, char **argv)
 {
     int ret, err = EPERM;
 
+    if (argc == 2 && strcmp(argv[1], "-e") == 0) {
+        fprintf(stderr, "no-uring: -e needs EPERM or ENOSYS, then a command\n");
+        return 2;
+    }
     if (argc >= 3 && strcmp(argv[1], "-e") == 0) {
         if (strcmp(argv[2], "ENOSYS") == 0)
             err = ENOSYS;

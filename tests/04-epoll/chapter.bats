@@ -163,6 +163,8 @@ setup() {
         fds+=("$fd")
     done
     sleep 0.5
+    [ -r "/proc/$SERVER_PID/schedstat" ] ||
+        skip "this kernel has no /proc/PID/schedstat (CONFIG_SCHED_INFO): no way to tell running from sleeping"
     # Not CPU ticks: on a loaded machine a busy loop gets only its share of
     # a CPU, but it never sleeps, so it is always running or runnable.
     busy=$(busy_percent_over 2)

@@ -263,4 +263,8 @@ setup_file() {
     assert_failure 2
     run "$(chapter_bin no-uring)"
     assert_failure 2
+    run "$(chapter_bin no-uring)" -e
+    assert_failure 2
+    run "$(chapter_bin no-uring)" -e ENOSYS
+    assert_failure 2
 }
