@@ -97,7 +97,7 @@ reset: ## put an exercise back as shipped, keeping your copy in .progress/reset/
 solution: ## show an exercise's reference once your copy passes its tests (FORCE=1: at once): make solution EX=...
 	$(Q)$(RUN) $(SCRIPTS)/solution.sh "$(EX)"
 
-exercises: ## regenerate exercises/ from solutions/
+exercises: ## generate exercises/ anew from their sources (the chapters' files and solutions/); refuses while you have work there
 	$(Q)$(RUN) $(SCRIPTS)/gen-exercises.sh solutions exercises
 
 suite: ## link tests/NN-slug/suite-*.bats (the shared echo suite) for every server of common/servers.txt

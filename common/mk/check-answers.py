@@ -45,7 +45,7 @@ hide_dir = None
 if len(argv) >= 2 and argv[0] == "--hide-dir":
     hide_dir = argv[1]
     argv = argv[2:]
-args = [a for a in argv if a != "--mutants"]
+args = [a for a in argv if a not in ("--mutants", "--mutants-table")]
 top = os.path.abspath(args[0] if args else os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
@@ -184,43 +184,157 @@ def killed_by(patch):
     return []
 
 
-def mutants():
-    patches = sorted(glob.glob(os.path.join(top, "tests", "meta", "mutants", "*.patch")))
-    bad = 0
+WRITE_KINDS = {"syscalls", "idle", "error-path", "race", "leak", "early-end", "bound", "timing", "logic"}
+FIX_KINDS = {"hides-symptom", "wrong-thing"}
+# what each kind of exercise needs: (wrong answers, different mistakes)
+NEED = {"write": (3, 3), "fix": (2, 2), "predict": (2, 1)}
+# Exercises whose tests have not yet been brought to the bar above: they
+# still need one wrong answer (a write exercise: one that changes its
+# blocks), and are listed by --mutants-table as owing the rest. The list
+# only shrinks.
+OLD_BAR = os.path.join(top, "tests", "meta", "mutants", "OWED")
+
+
+def header(patch):
+    """The patch's header lines (before the diff) as a dict."""
+    out = {}
+    with open(patch, errors="replace") as f:
+        for line in f:
+            if line.startswith(("--- ", "diff ", "Index: ")):
+                break
+            m = re.match(r"^([a-z-]+):\s*(.*?)\s*$", line)
+            if m and m.group(1) not in out:
+                out[m.group(1)] = m.group(2)
+    return out
+
+
+def exercises():
+    """(EX, NAME, info, the C files its blocks may be in) of every exercise."""
     for info_path in sorted(glob.glob(os.path.join(top, "solutions", "[0-9][0-9]-*", "*", "exercise.txt"))):
         d = os.path.dirname(info_path)
-        ex = os.path.relpath(d, os.path.join(top, "solutions"))
-        name = os.path.basename(d)
         info = meta(info_path)
-        if info.get("kind") != "write":
-            continue
-        ch = ex.split("/")[0]
-        test = "tests/%s/%s.bats" % (ch, name)
-        cut = set()
         files = set(info.get("from", "").split())
         for root, _, fns in os.walk(d):
             for fn in fns:
                 if fn.endswith((".c", ".h")):
-                    p = os.path.join(root, fn)
-                    files.add(os.path.relpath(p, top))
-        for f in files:
-            if os.path.exists(os.path.join(top, f)):
-                for b in blocks(os.path.join(top, f), name, f.startswith("solutions/")):
-                    cut.update(norm(x) for x in b if norm(x))
-        ok = []
-        for p in patches:
-            if test not in killed_by(p) or not set(patch_files(p)) & files:
-                continue
+                    files.add(os.path.relpath(os.path.join(root, fn), top))
+        yield os.path.relpath(d, os.path.join(top, "solutions")), os.path.basename(d), info, files
+
+
+def mutant_stock():
+    """For each exercise, its wrong answers [(patch name, mistake)], and the
+    problems found in the stock's headers."""
+    stock, problems = {}, []
+    known = {ex: (name, info, files) for ex, name, info, files in exercises()}
+    for p in sorted(glob.glob(os.path.join(top, "tests", "meta", "mutants", "*.patch"))):
+        h, base = header(p), os.path.basename(p)
+        ex = h.get("exercise")
+        if not ex:
+            continue
+        if ex not in known:
+            problems.append("%s: exercise: %s is no exercise" % (base, ex))
+            continue
+        name, info, files = known[ex]
+        kind, ch = info.get("kind", "write"), ex.split("/")[0]
+        if info.get("patch") and os.path.basename(info["patch"]) == base:
+            problems.append("%s: it is the bug %s plants; its wrong fixes are other patches" % (base, ex))
+            continue
+        own = {"tests/%s/%s.bats" % (ch, name), "tests/%s/suite-%s.bats" % (ch, name)}
+        kb = h.get("killed-by", "").split()
+        if not kb or not set(kb) <= own:
+            problems.append("%s: a wrong answer of %s is killed by its own tests (%s), not by %s" %
+                            (base, ex, " or ".join(sorted(own)), " ".join(kb) or "nothing"))
+        mistake = h.get("mistake", "")
+        kinds = FIX_KINDS if kind == "fix" else WRITE_KINDS
+        if mistake not in kinds:
+            problems.append("%s: mistake: '%s' is not one of %s" % (base, mistake, ", ".join(sorted(kinds))))
+        if kind == "write":
+            cut = set()
+            for f in files:
+                if os.path.exists(os.path.join(top, f)):
+                    for b in blocks(os.path.join(top, f), name, f.startswith("solutions/")):
+                        cut.update(norm(x) for x in b if norm(x))
             taken = [norm(x) for hunk in removed(p) for x in hunk if norm(x)]
-            if taken and all(x in cut for x in taken):
-                ok.append(os.path.basename(p))
-        if not ok:
-            print("%s: no mutant in tests/meta/mutants/ changes its blocks and names %s" % (ex, test))
-            bad = 1
-    return bad
+            if not set(patch_files(p)) & files or not all(x in cut for x in taken):
+                problems.append("%s: a wrong answer of write exercise %s changes only lines of its blocks" % (base, ex))
+        stock.setdefault(ex, []).append((base, mistake))
+    return known, stock, problems
+
+
+def owed():
+    try:
+        with open(OLD_BAR) as f:
+            return {l.split("#")[0].strip() for l in f if l.split("#")[0].strip()}
+    except FileNotFoundError:
+        return set()
+
+
+def mutants(table=False):
+    known, stock, problems = mutant_stock()
+    late = owed()
+    for ex in late - set(known):
+        problems.append("tests/meta/mutants/OWED: %s is no exercise" % ex)
+    rows = []
+    for ex, (name, info, files) in known.items():
+        kind = info.get("kind", "write")
+        have = stock.get(ex, [])
+        n, distinct = len(have), {m for _, m in have}
+        need_n, need_kinds = NEED.get(kind, (3, 3))
+        if kind == "fix":
+            short = n < need_n or not FIX_KINDS <= distinct
+        else:
+            short = n < need_n or len(distinct) < need_kinds
+        rows.append((ex, kind, info.get("level", ""), n, sorted(distinct), short))
+        if short and ex not in late:
+            problems.append("%s (%s): %d wrong answers (%s) in tests/meta/mutants/; it needs %s" %
+                            (ex, kind, n, ", ".join(sorted(distinct)) or "none",
+                             "one that hides the symptom and one that fixes the wrong thing" if kind == "fix"
+                             else "%d, of %d different mistakes" % (need_n, need_kinds)))
+        if not short and ex in late:
+            problems.append("tests/meta/mutants/OWED: %s meets the bar now: take it off the list" % ex)
+        if short and ex in late and kind == "write" and n == 0 and not old_bar_met(ex, name, info, files):
+            problems.append("%s: no mutant in tests/meta/mutants/ changes its blocks and names its tests" % ex)
+    if table:
+        chapters = {}
+        for ex, kind, level, n, distinct, short in rows:
+            print("%-36s %-7s %-9s %2d  %s%s" % (ex, kind, level, n, ", ".join(distinct),
+                                                  "  (owed)" if short else ""))
+            c = chapters.setdefault(ex.split("/")[0], [0, 0, 0])
+            c[0] += 1
+            c[1] += n
+            c[2] += 0 if short else 1
+        print()
+        for ch, (exs, n, done) in sorted(chapters.items()):
+            print("%-20s %2d exercises, %3d wrong answers, %2d at the bar" % (ch, exs, n, done))
+        print("%-20s %2d exercises, %3d wrong answers, %2d at the bar" %
+              ("all", sum(c[0] for c in chapters.values()), sum(c[1] for c in chapters.values()),
+               sum(c[2] for c in chapters.values())))
+    for line in problems:
+        print(line)
+    return 1 if problems else 0
+
+
+def old_bar_met(ex, name, info, files):
+    """The bar before exercise:/mistake: headers: one patch that names the
+    exercise's test file and changes only lines of its blocks."""
+    test = "tests/%s/%s.bats" % (ex.split("/")[0], name)
+    cut = set()
+    for f in files:
+        if os.path.exists(os.path.join(top, f)):
+            for b in blocks(os.path.join(top, f), name, f.startswith("solutions/")):
+                cut.update(norm(x) for x in b if norm(x))
+    for p in glob.glob(os.path.join(top, "tests", "meta", "mutants", "*.patch")):
+        if test not in killed_by(p) or not set(patch_files(p)) & files:
+            continue
+        taken = [norm(x) for hunk in removed(p) for x in hunk if norm(x)]
+        if taken and all(x in cut for x in taken):
+            return True
+    return False
 
 
 def main():
+    if "--mutants-table" in argv:
+        return mutants(table=True)
     if "--mutants" in argv:
         return mutants()
     if hide_dir is not None:

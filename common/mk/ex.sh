@@ -56,20 +56,14 @@ if [ "${PIPESTATUS[0]}" -ne 0 ]; then
     fi
     exit 1
 fi
-# The tests of one file run side by side (bats --jobs, which needs GNU
-# parallel): most of their time is spent waiting on a server, not on a CPU,
-# and a run should take seconds, not half a minute, when it is repeated on
-# every save. Each test starts its own server on its own port.
-jobs=()
-if command -v parallel >/dev/null; then
-    n=$(( $(nproc 2>/dev/null || echo 1) * 2 ))
-    [ "$n" -gt 4 ] && n=4
-    [ "$n" -gt 1 ] && jobs=(--jobs "$n")
-fi
+# The tests of one file run 4 at a time, and the run stops at the first
+# failure (exercise_bats in exercise-lib.sh): a wrong answer's verdict comes
+# in seconds, and the failure it shows is the first one, whole.
+export TMPDIR="$tmp"
 echo "== testing $impl/$ex (tests/$ch/$name.bats)"
 todo_log="$tmp/todo.log"
 mkdir -p "$tmp/own" "$tmp/suite"
-COURSE_TODO_LOG="$todo_log" IMPL="$impl" bats "${jobs[@]}" --report-formatter tap --output "$tmp/own" "$top/tests/$ch/$name.bats"
+COURSE_TODO_LOG="$todo_log" IMPL="$impl" exercise_bats "$tmp/own/report.tap" "$top/tests/$ch/$name.bats" show
 status=$?
 # An echo server's exercise also faces the shared echo suite (listed in
 # common/servers.txt into tests/$ch/suite-$name.bats): once its own
@@ -78,7 +72,7 @@ suite="$top/tests/$ch/suite-$name.bats"
 if [ "$status" -eq 0 ] && [ -f "$suite" ]; then
     echo
     echo "== the shared echo suite against $impl/$ex (tests/$ch/suite-$name.bats)"
-    COURSE_TODO_LOG="$todo_log" IMPL="$impl" bats "${jobs[@]}" --report-formatter tap --output "$tmp/suite" "$suite"
+    COURSE_TODO_LOG="$todo_log" IMPL="$impl" exercise_bats "$tmp/suite/report.tap" "$suite" show
     status=$?
 fi
 cat "$tmp"/own/report.tap "$tmp"/suite/report.tap >"$tmp/all.tap" 2>/dev/null

@@ -321,6 +321,59 @@ exercise_tap_detail() {
         }' "$1" 2>/dev/null
 }
 
+# exercise_bats TAP FILE [show]: run one test file the way make ex does,
+# its TAP output into TAP (and to stdout with "show"), and stop at the first
+# failing test: a wrong answer's verdict should not wait for the tests after
+# the one that caught it. The tests run 4 at a time where GNU parallel is
+# installed (bats --jobs; their results still come in the file's order): most
+# of their time is spent waiting on a server, not on a CPU. Returns bats'
+# status, or 1 when it was stopped at a failure.
+#
+# A stopped run does not reach its tests' teardown: bats runs in a session of
+# its own, and everything of that session (the servers and clients its tests
+# started) is stopped with it, SIGTERM and then SIGKILL for what a wrong
+# answer may ignore. Its temporary files go to $TMPDIR, which the callers
+# point at a folder they remove.
+exercise_bats() {
+    local tap="$1" file="$2" show="${3:-}" jobs=() n pid st=0 shown=0 total stopped=0
+    if command -v parallel >/dev/null; then
+        n=$(($(nproc 2>/dev/null || echo 1) * 2))
+        [ "$n" -gt 4 ] && n=4
+        [ "$n" -gt 1 ] && jobs=(--jobs "$n")
+    fi
+    : >"$tap"
+    setsid bats "${jobs[@]}" --tap "$file" >"$tap" 2>&1 </dev/null &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null; do
+        if [ "$show" = show ]; then
+            total=$(wc -l <"$tap")
+            [ "$total" -gt "$shown" ] && sed -n "$((shown + 1)),${total}p" "$tap" && shown=$total
+        fi
+        if grep -q '^not ok' "$tap"; then
+            # the failure's own lines (why, what the server said) follow its
+            # "not ok" at once: give them a moment to arrive
+            sleep 0.3
+            kill -TERM -- -"$pid" 2>/dev/null
+            sleep 0.2
+            kill -KILL -- -"$pid" 2>/dev/null
+            stopped=1
+            break
+        fi
+        sleep 0.1
+    done
+    wait "$pid" 2>/dev/null || st=$?
+    [ "$stopped" = 1 ] && st=1
+    if [ "$show" = show ]; then
+        total=$(wc -l <"$tap")
+        [ "$total" -gt "$shown" ] && sed -n "$((shown + 1)),${total}p" "$tap"
+        if [ "$stopped" = 1 ]; then
+            n=$(sed -n 's/^1\.\.//p' "$tap" | head -n 1)
+            echo "# stopped at the first failure; $((${n:-0} - $(grep -cE '^(not )?ok ' "$tap"))) more tests of this file not run"
+        fi
+    fi
+    return "$st"
+}
+
 # exercise_test EX IMPL LOG: build IMPL's copy and run its tests quietly
 # (output to LOG). Returns 0 when they pass, 3 when it does not compile, 1
 # when tests fail, 4 when they "pass" because every one of them skipped here
@@ -337,8 +390,8 @@ exercise_test() {
         # an echo server's exercise also runs the shared echo suite (listed
         # in common/servers.txt), once its own tests pass
         [ -f "$f" ] || continue
-        IMPL="$impl" bats --tap "$f" >"$log.part" 2>&1
-        local st=$?
+        local st=0
+        IMPL="$impl" exercise_bats "$log.part" "$f" || st=$?
         cat "$log.part" >>"$log"
         cat "$log.part" >>"$log.tap"
         [ "$st" -eq 0 ] || { rm -f "$log.part" "$log.tap"; return 1; }

@@ -137,6 +137,10 @@ done
 [ ${#left_out[@]} -eq 0 ] || printf '\nleft out, for make test-long: %s\n' "${left_out[*]}"
 [ ${#failed_names[@]} -eq 0 ] || { echo && echo "failed:" && printf '  %s\n' "${failed_names[@]}"; }
 echo
-echo "($(basename "$BUILD") build, IMPL=$IMPL${VALGRIND:+, VALGRIND=$VALGRIND}, JOBS=$JOBS, $((SECONDS - start))s)"
+case "$BUILD" in
+*/san-*) built="build/${BUILD##*/}, SAN=${SAN:-$(basename "$BUILD" | sed 's/^san-//; s/-/,/g')}" ;;
+*) built="${BUILD#"$top"/}" ;;
+esac
+echo "(programs from $built, IMPL=$IMPL${VALGRIND:+, VALGRIND=$VALGRIND}, JOBS=$JOBS, $((SECONDS - start))s)"
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

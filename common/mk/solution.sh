@@ -3,8 +3,9 @@
 # solution.sh EX: show the reference for an exercise, once your copy passes.
 #
 # It runs the exercise's tests against your copy first (as make ex does, but
-# quietly) and refuses, saying why, with exit status 1, unless they pass;
-# FORCE=1 skips that. What it shows depends on the kind (exercise.txt):
+# quietly; not when a pass of the same files is on record) and refuses,
+# saying why, with exit status 1, unless they pass; FORCE=1 skips that.
+# What it shows depends on the kind (exercise.txt):
 #   write    the reference code of every block that was cut out for you,
 #            where it comes from (solutions/EX/ or the chapter's file), and
 #            the task it replaced;
@@ -35,6 +36,10 @@ else
         why="exercises/$ex/ is missing (make reset EX=$ex brings it back)"
     elif ! exercise_common_built; then
         why="common/ does not build (make common says why)"
+    elif [ "$(exercise_recalled "$ex" "$fp")" = "done" ]; then
+        # a pass of these very files is on record (make ex, make progress):
+        # running every test again would prove nothing new
+        :
     else
         exercise_test "$ex" exercises "$tmp/log"
         case $? in

@@ -314,9 +314,32 @@ $(grep -A5 '^not ok' <<<"$output" | head -n 20)")
     [ "$checked" -gt 0 ] || skip "every exercise has your changes; nothing untouched to check"
 }
 
-@test "every write exercise's tests face a wrong answer: a mutant changes its blocks and names its test file" {
+# The mutant stock's headers (exercise:, mistake:, killed-by:) and the bar
+# each exercise must meet: three wrong answers of different mistakes for a
+# write exercise, a fix that hides the symptom and one that fixes the wrong
+# thing for a fix exercise, each killed by the exercise's own tests (which
+# mutants.bats proves). tests/meta/mutants/OWED lists those not there yet.
+@test "every exercise's wrong answers are in the stock, killed by its own tests, of different mistakes" {
     run python3 "$TOP/common/mk/check-answers.py" --mutants "$TOP"
     [ "$status" -eq 0 ] || fail "$output"
+}
+
+@test "the stock check refuses a wrong answer killed by another file, an unknown mistake, and a write answer outside the blocks" {
+    local t="$BATS_TEST_TMPDIR/top"
+    mkdir -p "$t/tests/meta/mutants"
+    cp -a "$TOP/solutions" "$TOP/common" "$t/"
+    mkdir -p "$t/chapters" && cp -a "$TOP/chapters/04-epoll" "$t/chapters/"
+    local f="$t/tests/meta/mutants/x.patch"
+    {
+        printf 'mutant: test\nkilled-by: tests/04-epoll/chapter.bats\nexercise: 04-epoll/epollout\nmistake: sloppy\n'
+        printf -- '--- a/chapters/04-epoll/conn.c\n+++ b/chapters/04-epoll/conn.c\n@@ -1,1 +1,1 @@\n-%s\n+/* x */\n' "$(head -n 1 "$TOP/chapters/04-epoll/conn.c")"
+    } >"$f"
+    run python3 "$t/common/mk/check-answers.py" --mutants "$t"
+    assert_failure
+    assert_output --partial "x.patch: a wrong answer of 04-epoll/epollout is killed by its own tests"
+    assert_output --partial "x.patch: mistake: 'sloppy' is not one of"
+    assert_output --partial "x.patch: a wrong answer of write exercise 04-epoll/epollout changes only lines of its blocks"
+    assert_output --partial "04-epoll/epollout (write): 1 wrong answers"
 }
 
 @test "every exercise is listed in its chapter's Exercises section" {

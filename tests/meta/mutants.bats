@@ -62,14 +62,22 @@ run_until_first_failure() {
             # A mutated server may not exit on SIGTERM (that can be its bug):
             # whatever of the group is still there is killed outright.
             kill -KILL -- -"$pid" 2>/dev/null
-            for p in /proc/[0-9]*; do
-                grep -qzs "^WINEPREFIX=$dir/" "$p/environ" && kill -KILL "${p#/proc/}" 2>/dev/null
-            done
+            kill_wine_of "$dir"
             return 1
         fi
         sleep 0.2
     done
     wait "$pid"
+}
+
+# kill_wine_of DIR: kill what runs with a Wine prefix in DIR (Wine's
+# servers leave the process group of the test that started them).
+kill_wine_of() {
+    local p
+    for p in /proc/[0-9]*; do
+        grep -qzs "^WINEPREFIX=$1/" "$p/environ" && kill -KILL "${p#/proc/}" 2>/dev/null
+    done
+    return 0
 }
 
 # One mutant: copy, patch, build the folders the patch touches, run its tests.
@@ -115,10 +123,30 @@ run_mutant() {
         d="$(basename "$(dirname "$d")")"
         [ -d "$scratch/chapters/$d" ] && env -u BUILD -u SAN -u WERROR -u MAKEFLAGS -u MAKELEVEL make -s -C "$scratch/chapters/$d" QUIET_WHERE=1 >>"$scratch/build.log" 2>&1
     done
-    local t
+    local t ex t0 took st
+    # An exercise's wrong answer gets its verdict as make ex gives it (its
+    # own tests, 4 at a time, stopped at the first failure; then the echo
+    # suite), and the time that took is reported: the learner waits for it.
+    ex="$(sed -n '1,8s/^exercise: *//p' "$patch")"
+    t0=$(date +%s%N)
     for t in $tests; do
-        if ! run_until_first_failure "$scratch" "$scratch/tests.log" \
-            env BUILD="$scratch/build" IMPL=solutions timeout 600 bats --tap "$scratch/$t"; then
+        if [ -n "$ex" ]; then
+            st=0
+            BUILD="$scratch/build" IMPL=solutions TMPDIR="$scratch" timeout 600 \
+                bash -c '. "$1/common/mk/exercise-lib.sh" && exercise_bats "$2" "$3"' _ \
+                "$scratch" "$scratch/tests.log" "$scratch/$t" || st=$?
+            kill_wine_of "$scratch"
+            # a verdict is a failing test, not a runner that could not start
+            if [ "$st" -ne 0 ] && ! grep -q '^not ok' "$scratch/tests.log" 2>/dev/null; then
+                echo "$name: BROKEN: no test of $t ran to a verdict (status $st): $(tail -n 3 "$scratch/tests.log" 2>/dev/null)"
+                return 1
+            fi
+        else
+            st=0
+            run_until_first_failure "$scratch" "$scratch/tests.log" \
+                env BUILD="$scratch/build" IMPL=solutions timeout 600 bats --tap "$scratch/$t" || st=$?
+        fi
+        if [ "$st" -ne 0 ]; then
             local which
             which="$(grep -m1 '^not ok' "$scratch/tests.log" | sed 's/^not ok [0-9]* //')"
             # a program the tests need was not built: that proves nothing
@@ -126,7 +154,9 @@ run_mutant() {
                 echo "$name: BROKEN: $t needs a program the runner did not build: $(grep -m1 '^# missing' "$scratch/tests.log")"
                 return 1
             fi
-            echo "$name: killed by $t: ${which:-the test file failed: $(tail -n 3 "$scratch/tests.log")}"
+            took=$((($(date +%s%N) - t0) / 1000000))
+            echo "$name: killed by $t: ${which:-the test file failed: $(tail -n 3 "$scratch/tests.log")}${ex:+ (verdict in $((took / 1000)).$((took % 1000 / 100)) s)}"
+            [ -z "$ex" ] || echo "$ex $took" >"$scratch/verdict"
             return 0
         fi
     done
@@ -139,6 +169,30 @@ live_count() {
     local p n=0
     for p in "$@"; do kill -0 "$p" 2>/dev/null && n=$((n + 1)); done
     echo "$n"
+}
+
+# verdict_report RESULTS: the time make ex took to reject each exercise's
+# wrong answers, as a median per chapter and over the whole stock (sets
+# VERDICT_MEDIAN_MS; empty when no exercise's wrong answer ran). Measured with
+# JOBS mutants at once on this machine: a learner's quiet machine is faster.
+verdict_report() {
+    local all
+    VERDICT_MEDIAN_MS=""
+    all="$(cat "$1"/*.verdict 2>/dev/null)"
+    [ -n "$all" ] || return 0
+    awk '
+        function median(list, n,    a, i, j, t) {
+            split(list, a, " ")
+            for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+            return n % 2 ? a[(n + 1) / 2] : int((a[n / 2] + a[n / 2 + 1]) / 2)
+        }
+        { ch = $1; sub(/\/.*/, "", ch); l[ch] = l[ch] " " $2; c[ch]++; every = every " " $2; n++ }
+        END {
+            for (ch in c) printf "# verdict on a wrong answer, %s: median %.1f s over %d\n", ch, median(l[ch], c[ch]) / 1000, c[ch] | "sort"
+            close("sort")
+            printf "# verdict on a wrong answer, every exercise: median %.1f s over %d\n", median(every, n) / 1000, n
+        }' <<<"$all" >&3
+    VERDICT_MEDIAN_MS=$(awk '{ print $2 }' <<<"$all" | sort -n | awk '{ a[NR] = $1 } END { print NR % 2 ? a[(NR + 1) / 2] : int((a[NR / 2] + a[NR / 2 + 1]) / 2) }')
 }
 
 # Mutants run JOBS at a time (one per CPU by default): each has its own
@@ -158,6 +212,10 @@ live_count() {
             t0=$SECONDS
             if run_mutant "$p" >"$res/$name.out" 2>&1; then s=killed; else s=survived; fi
             echo "$s $((SECONDS - t0))" >"$res/$name.status"
+            # a copy of the course and its build, each: hundreds of them
+            # would fill a disk
+            mv "$BATS_TEST_TMPDIR/$name/verdict" "$res/$name.verdict" 2>/dev/null
+            rm -rf "${BATS_TEST_TMPDIR:?}/$name"
         ) 3>&- &
         pids+=($!)
     done
@@ -172,7 +230,10 @@ live_count() {
             survivors=$((survivors + 1))
         fi
     done
+    verdict_report "$res"
     [ "$survivors" -eq 0 ] || fail "$survivors of $n mutants survived (see above)"
+    [ -z "$VERDICT_MEDIAN_MS" ] || [ "$VERDICT_MEDIAN_MS" -le 10000 ] ||
+        fail "the median verdict on a wrong answer took $VERDICT_MEDIAN_MS ms: more than 10 s"
 }
 
 @test "the mutant runner reports a mutant that no test catches" {
