@@ -35,7 +35,7 @@ endif
 RUN := env -u MAKEFLAGS -u MFLAGS
 
 .DEFAULT_GOAL := all
-.PHONY: all help setup deps doctor test test-long ex watch hint progress reset solution exercises suite snippets book bench bench-check trace trace-figures \
+.PHONY: all help setup deps doctor test test-long ex watch hint progress grade reset solution exercises suite snippets book bench bench-check trace trace-figures \
         lint format clean \
         common $(BUILD_DIRS)
 
@@ -90,6 +90,9 @@ hint: ## show the next hint for an exercise: make hint EX=03-nonblocking/poll-ec
 
 progress: ## every exercise by chapter, with its kind, level and status (done / failing / not started), and the next one
 	$(Q)$(RUN) $(SCRIPTS)/progress.sh
+
+grade: ## score your exercises for a classroom: warm-up 1, core 2, challenge 3 points; a table, "grade: N/M" and build/grade/junit.xml (CH=NN: one chapter; EX=...: one exercise, exit 0 when it passes)
+	$(Q)$(RUN) $(SCRIPTS)/grade.sh "$(CH)" "$(EX)"
 
 reset: ## put an exercise back as shipped, keeping your copy in .progress/reset/: make reset EX=...
 	$(Q)$(RUN) $(SCRIPTS)/reset.sh "$(EX)"

@@ -38,3 +38,34 @@ for name, job in w["jobs"].items():
     ls "$BUILD"/common/kqueue-linux/tests/test-kq-* >/dev/null 2>&1 || missing+=" build/common/kqueue-linux/tests/test-kq-*"
     [ -z "$missing" ] || fail "ci.yml names what the course does not have:$missing"
 }
+
+@test "the classroom's autograding.json is what make grade would list: one test per exercise, worth its level's points" {
+    run "$TOP/common/mk/grade.sh" --autograding
+    assert_success
+    diff <(echo "$output") .github/classroom/autograding.json ||
+        fail "run: common/mk/grade.sh --autograding > .github/classroom/autograding.json"
+    run /usr/bin/python3 - <<'PY'
+import json
+tests = json.load(open(".github/classroom/autograding.json"))["tests"]
+print(len(tests), sum(t["points"] for t in tests))
+for t in tests:
+    assert t["run"].startswith("make -s grade EX="), t
+PY
+    assert_success
+    assert_output "$(ls -d solutions/[0-9][0-9]-*/*/exercise.txt | wc -l) $(cat solutions/[0-9][0-9]-*/*/exercise.txt |
+        awk '/^level:/ { p += ($2 == "warm-up") ? 1 : ($2 == "core") ? 2 : 3 } END { print p }')"
+}
+
+@test "classroom.yml parses, runs the autograding action and keeps make grade's JUnit report" {
+    /usr/bin/python3 -c 'import yaml' 2>/dev/null || skip "python3-yaml is not installed (make deps)"
+    run /usr/bin/python3 -c '
+import yaml
+w = yaml.safe_load(open(".github/workflows/classroom.yml"))
+for s in w["jobs"]["autograding"]["steps"]:
+    print(s.get("run", s.get("uses", "")), s.get("with", {}).get("path", ""))
+'
+    assert_success
+    assert_line --regexp '^education/autograding@v1'
+    assert_line --regexp '^make grade'
+    assert_line --regexp '^actions/upload-artifact@v[0-9]+ build/grade/junit.xml$'
+}
