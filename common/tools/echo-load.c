@@ -6,6 +6,7 @@
  *     echo-load -p 8080 -c 10 -D 8 -d 5       # 8 messages in flight per connection, for 5 s
  *     echo-load -p 8080 -l 1M -D 2            # messages bigger than any socket buffer
  *     echo-load -p 8080 -c 1000 --idle        # hold 1000 idle connections until Ctrl-C
+ *     echo-load -p 8080 -c 200 -n 3 -l 20000 --vary 7 --eager   # 200 clients of 1 to 20000 bytes
  *
  * One thread drives every connection from one epoll loop, so the tool itself
  * stays cheap next to the server it measures. Each connection keeps up to
@@ -53,6 +54,7 @@ struct conn {
     int fd;
     enum conn_state state;
     uint32_t events;   /* what epoll watches for it now */
+    size_t len;        /* its messages' length: -l, or drawn by --vary */
     uint64_t send_seq; /* messages written completely */
     size_t send_off;   /* bytes of message send_seq written */
     uint64_t recv_seq; /* messages echoed completely and verified */
@@ -68,6 +70,7 @@ struct load {
     unsigned char *io, *expect; /* LOAD_IO_SIZE each, shared by all connections */
     struct load_hist lat;
     uint64_t requests, errors;
+    uint64_t bytes; /* echoed and verified, in whole messages */
     unsigned connecting, running, held; /* held: checked and kept open by --idle */
     unsigned error_lines, errors_unshown;
     bool measuring; /* every connect finished: messages may flow */
@@ -217,14 +220,13 @@ static void conn_send(struct load *l, struct conn *c)
         ssize_t n;
 
         while (have < LOAD_IO_SIZE && (off > 0 || conn_may_start(l, c, seq))) {
-            size_t take =
-                l->o.len - off < LOAD_IO_SIZE - have ? l->o.len - off : LOAD_IO_SIZE - have;
+            size_t take = c->len - off < LOAD_IO_SIZE - have ? c->len - off : LOAD_IO_SIZE - have;
             if (off == 0) /* stamped again if this write turns out not to carry it */
                 c->started[seq % l->o.depth] = now;
             load__pattern(l->io + have, i, seq, off, take);
             have += take;
             off += take;
-            if (off == l->o.len)
+            if (off == c->len)
                 off = 0, seq++;
         }
         if (have == 0) {
@@ -241,8 +243,8 @@ static void conn_send(struct load *l, struct conn *c)
         }
         if (n > 0) {
             total = c->send_off + (size_t)n;
-            c->send_seq += total / l->o.len;
-            c->send_off = total % l->o.len;
+            c->send_seq += total / c->len;
+            c->send_off = total % c->len;
         }
         if (n < (ssize_t)have) {
             /* The socket buffer is full: let epoll say when it has room. */
@@ -260,7 +262,7 @@ static int conn_verify(struct load *l, struct conn *c, const unsigned char *data
     unsigned i = (unsigned)(c - l->conns);
 
     while (n > 0) {
-        size_t take = l->o.len - c->recv_off < n ? l->o.len - c->recv_off : n;
+        size_t take = c->len - c->recv_off < n ? c->len - c->recv_off : n;
 
         load__pattern(l->expect, i, c->recv_seq, c->recv_off, take);
         if (memcmp(l->expect, data, take) != 0) {
@@ -277,7 +279,8 @@ static int conn_verify(struct load *l, struct conn *c, const unsigned char *data
         c->recv_off += take;
         data += take;
         n -= take;
-        if (c->recv_off == l->o.len) {
+        if (c->recv_off == c->len) {
+            l->bytes += c->len;
             load_hist_record(&l->lat, (uint64_t)(now - c->started[c->recv_seq % l->o.depth]));
             l->requests++;
             c->recv_seq++;
@@ -290,8 +293,8 @@ static int conn_verify(struct load *l, struct conn *c, const unsigned char *data
 static void conn_receive(struct load *l, struct conn *c)
 {
     unsigned i = (unsigned)(c - l->conns);
-    uint64_t sent = c->send_seq * l->o.len + c->send_off;
-    uint64_t got = c->recv_seq * l->o.len + c->recv_off;
+    uint64_t sent = c->send_seq * c->len + c->send_off;
+    uint64_t got = c->recv_seq * c->len + c->recv_off;
     ssize_t n = read(c->fd, l->io, LOAD_IO_SIZE);
     int64_t now = clock_now_ns();
 
@@ -392,8 +395,8 @@ static void load__abandon(struct load *l, const char *why)
      * or stopped answering (sent, not echoed). */
     for (unsigned i = 0; i < l->o.conns; i++) {
         struct conn *c = &l->conns[i];
-        uint64_t sent = c->send_seq * l->o.len + c->send_off;
-        uint64_t got = c->recv_seq * l->o.len + c->recv_off;
+        uint64_t sent = c->send_seq * c->len + c->send_off;
+        uint64_t got = c->recv_seq * c->len + c->recv_off;
 
         if (c->state != CONN_CONNECTING && c->state != CONN_RUNNING)
             continue;
@@ -401,7 +404,7 @@ static void load__abandon(struct load *l, const char *why)
             connecting++;
         else if (c->send_off > 0) {
             unsent_conns++;
-            unsent += l->o.len - c->send_off;
+            unsent += c->len - c->send_off;
         }
         if (c->state == CONN_RUNNING && sent > got) {
             unechoed_conns++;
@@ -471,7 +474,7 @@ static int load_loop(struct load *l, bool hold, int64_t hold_end)
 
         if (l->stopped)
             return 0;
-        if (!hold && !l->measuring && l->connecting == 0)
+        if (!hold && !l->measuring && (l->connecting == 0 || l->o.eager))
             load__begin(l);
         if (!hold && l->connecting + l->running == 0)
             return 0;
@@ -511,7 +514,7 @@ static void load_report(const struct load *l)
 {
     double secs = l->measuring && l->t_end > l->t_start ? (l->t_end - l->t_start) / 1e9 : 0;
     double rps = secs > 0 ? l->requests / secs : 0;
-    double mbps = secs > 0 ? (double)l->requests * l->o.len / secs / 1e6 : 0;
+    double mbps = secs > 0 ? (double)l->bytes / secs / 1e6 : 0;
     double p50 = load_hist_percentile(&l->lat, 50) / 1e3;
     double p99 = load_hist_percentile(&l->lat, 99) / 1e3;
     double max = l->lat.max / 1e3;
@@ -523,7 +526,8 @@ static void load_report(const struct load *l)
                l->o.depth, (unsigned long long)l->requests, (unsigned long long)l->errors, secs,
                rps, mbps, p50, p99, max);
     } else {
-        printf("connections %u  length %zu  depth %u\n", l->o.conns, l->o.len, l->o.depth);
+        printf("connections %u  length %s%zu  depth %u\n", l->o.conns, l->o.vary ? "1 to " : "",
+               l->o.len, l->o.depth);
         printf("requests    %llu  errors %llu  seconds %.3f\n", (unsigned long long)l->requests,
                (unsigned long long)l->errors, secs);
         printf("throughput  %.0f req/s  %.2f MB/s (each way)\n", rps, mbps);
@@ -590,6 +594,8 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < l.o.conns; i++) {
         l.conns[i].fd = -1;
         l.conns[i].started = l.started + (size_t)i * l.o.depth;
+        /* --vary: a length of its own, the same for a given seed in every run */
+        l.conns[i].len = l.o.vary ? 1 + load__mix(l.o.vary_seed << 32 ^ i) % l.o.len : l.o.len;
     }
     for (unsigned i = 0; i < l.o.conns && !net_stop_requested; i++)
         conn_open(&l, &l.conns[i]);

@@ -12,7 +12,7 @@
 
 static const char load__usage_text[] =
     "usage: echo-load [-b ADDR] -p PORT [-c CONNS] [-n REQUESTS | -d SECONDS] [-l LEN] [-D DEPTH]\n"
-    "                 [--csv] [--idle] [-t TIMEOUT]\n"
+    "                 [--vary SEED] [--eager] [--csv] [--idle] [-t TIMEOUT]\n"
     "Measures an echo server: throughput and latency, every echoed byte checked.\n"
     "  -b ADDR       server address (default 127.0.0.1)\n"
     "  -p PORT       server port (required)\n"
@@ -23,6 +23,12 @@ static const char load__usage_text[] =
     "  -D DEPTH      messages in flight per connection (default 1: ping-pong; max 1024)\n"
     "  -t TIMEOUT    give up after TIMEOUT seconds; unfinished messages are errors\n"
     "                (default 60, or SECONDS + 60 with -d)\n"
+    "  --vary SEED   each connection's messages have a length of their own, from 1 to\n"
+    "                LEN, drawn from SEED and the connection's number (many clients\n"
+    "                of different sizes in one process)\n"
+    "  --eager       each connection starts sending once it is connected, not once all\n"
+    "                are (a server that serves one client at a time keeps the others\n"
+    "                waiting in its backlog; the latencies then include that wait)\n"
     "  --csv         print a CSV header line and one data line instead of the text report\n"
     "  --idle        check each connection with one echo, print \"holding N connections\",\n"
     "                then hold them idle for -d SECONDS (default: until SIGINT/SIGTERM)\n"
@@ -78,10 +84,12 @@ static int load__parse_size(const char *s, size_t max, size_t *out)
 
 void load_opts_parse(struct load_opts *o, int argc, char **argv)
 {
-    enum { OPT_CSV = 256, OPT_IDLE };
+    enum { OPT_CSV = 256, OPT_IDLE, OPT_VARY, OPT_EAGER };
     static const struct option longopts[] = {
         {"csv", no_argument, NULL, OPT_CSV},
         {"idle", no_argument, NULL, OPT_IDLE},
+        {"vary", required_argument, NULL, OPT_VARY},
+        {"eager", no_argument, NULL, OPT_EAGER},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -145,6 +153,15 @@ void load_opts_parse(struct load_opts *o, int argc, char **argv)
         case OPT_IDLE:
             o->idle = true;
             break;
+        case OPT_EAGER:
+            o->eager = true;
+            break;
+        case OPT_VARY:
+            if (net_parse_int(optarg, 0, 2147483647L, &v) < 0)
+                load__usage_error("--vary %s: not a seed (0-2147483647)", optarg);
+            o->vary_seed = (uint64_t)v;
+            o->vary = true;
+            break;
         case 'h':
             fputs(load__usage_text, stdout);
             exit(0);
@@ -162,8 +179,8 @@ void load_opts_parse(struct load_opts *o, int argc, char **argv)
         load__usage_error("unexpected argument '%s'", argv[optind]);
     if (o->port < 0)
         load__usage_error("-p PORT is required");
-    if (o->idle && (got_n || got_depth || o->csv))
-        load__usage_error("--idle sends one message per connection: -n, -D and --csv do not apply");
+    if (o->idle && (got_n || got_depth || o->csv || o->eager))
+        load__usage_error("--idle sends one message per connection: -n, -D, --eager and --csv do not apply");
     if (o->idle)
         o->requests = 1; /* the check; -d is then how long to hold */
     else if (got_n && o->duration_s > 0)

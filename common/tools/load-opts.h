@@ -16,9 +16,12 @@ struct load_opts {
     uint64_t requests; /* per connection; 0 with -d */
     double duration_s; /* -d; 0 when not given */
     size_t len;
+    uint64_t vary_seed; /* --vary SEED: each connection's length drawn from 1..len */
+    bool vary;
     unsigned depth;
     double timeout_s;
     bool csv, idle;
+    bool eager; /* --eager: each connection starts once connected, not once all are */
 };
 
 /* Parse echo-load's arguments into `o`. Prints the usage and exits 0 on -h;

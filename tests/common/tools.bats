@@ -54,11 +54,11 @@ free_port() {
 # each connection to SOCAT-ADDRESS. Retries on another port if the one picked
 # was taken in the meantime.
 start_server() {
-    local spec=$1 pid try i
+    local spec=$1 more=${2:-} pid try i
     for try in 1 2 3 4 5; do
         PORT=$(free_port) || continue
         # fd 3 is bats' own: a background process holding it stalls bats.
-        setsid socat -t 5 "TCP-LISTEN:$PORT,bind=127.0.0.1,reuseaddr,fork" "$spec" \
+        setsid socat -t 5 "TCP-LISTEN:$PORT,bind=127.0.0.1,reuseaddr,fork$more" "$spec" \
             </dev/null >/dev/null 2>"$BATS_TEST_TMPDIR/socat.err" 3>&- &
         pid=$!
         for i in $(seq 1 100); do
@@ -252,6 +252,31 @@ wait_for() {
     run --separate-stderr timeout 30 "$TOOLS/echo-load" -p "$PORT" -c 2 -D 4 -d 0.5
     assert_success
     assert_line --index 1 --regexp '^requests +[1-9][0-9]*  errors 0 '
+}
+
+@test "echo-load --vary: each connection has a length of its own from 1 to LEN, the same for the same seed" {
+    start_echo
+    run --separate-stderr timeout 30 "$TOOLS/echo-load" -p "$PORT" -c 50 -n 2 -l 5000 --vary 3
+    assert_success
+    assert_line --index 0 "connections 50  length 1 to 5000  depth 1"
+    assert_line --index 1 --regexp '^requests +100  errors 0 '
+    # the lengths differ: 100 messages of 5000 bytes would be 0.50 MB, of
+    # 1 to 5000 bytes about half that (throughput = bytes / seconds)
+    local secs mbps
+    secs=$(sed -n 's/^requests .* seconds \([0-9.]*\)$/\1/p' <<<"$output")
+    mbps=$(sed -n 's/^throughput .*  \([0-9.]*\) MB\/s.*/\1/p' <<<"$output")
+    awk -v s="$secs" -v m="$mbps" 'BEGIN { b = s * m * 1e6; exit !(b > 0.1e6 && b < 0.45e6) }' ||
+        fail "expected 0.1 to 0.45 MB echoed with --vary, got $secs s at $mbps MB/s"
+}
+
+@test "echo-load --eager: against a server that serves one connection at a time, every client is served in turn" {
+    # socat with max-children=1 accepts the next connection only once the
+    # one before it is closed; without --eager the first would wait for
+    # the others to connect, which they never do before it is done
+    start_server EXEC:cat ,max-children=1
+    run --separate-stderr timeout 30 "$TOOLS/echo-load" -p "$PORT" -c 20 -n 2 -l 100 --eager -t 20
+    assert_success
+    assert_line --index 1 --regexp '^requests +40  errors 0 '
 }
 
 @test "echo-load verifies every byte: against a corrupting server it reports errors and exits 1" {
