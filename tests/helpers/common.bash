@@ -378,14 +378,16 @@ cpu_ticks() {
     echo $((${12} + ${13}))
 }
 
-# rss_kb PID: resident memory in KiB.
+# rss_kb PID: resident memory in KiB (nothing, and no awk message, once the
+# process is gone: the caller's check says what that means).
 rss_kb() {
-    awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"
+    awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null
 }
 
-# written_bytes PID: bytes the process has written so far (write(2) and friends).
+# written_bytes PID: bytes the process has written so far (write(2) and
+# friends); nothing once it is gone.
 written_bytes() {
-    awk '/^wchar:/ { print $2 }' "/proc/$1/io"
+    awk '/^wchar:/ { print $2 }' "/proc/$1/io" 2>/dev/null
 }
 
 # server_exited [TRIES]: has the server exited, or is it a zombie not yet
@@ -578,7 +580,16 @@ course_clean_path() {
 }
 
 course_teardown() {
-    local pid
+    local pid f
+    # A failed test shows what its servers said on stderr, last lines
+    # first-hand: the reason a server gave up is often the whole story.
+    if [ -z "${BATS_TEST_COMPLETED:-}" ] && [ -n "${BATS_TEST_TMPDIR:-}" ]; then
+        for f in "$BATS_TEST_TMPDIR"/server*.err; do
+            [ -s "$f" ] || continue
+            echo "--- the server's stderr (${f##*/}, last 10 lines) ---" >&2
+            tail -n 10 "$f" >&2
+        done
+    fi
     for pid in "${_course_pids[@]}"; do
         if kill -0 "$pid" 2>/dev/null; then
             kill -9 "$pid" 2>/dev/null
