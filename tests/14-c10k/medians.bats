@@ -69,6 +69,17 @@ $output"
         fail "expected 2 runs, 50000 requests/s, p99 650 us; got: $row"
 }
 
+@test "the median orders the runs as numbers: of 9500, 120000 and 10200 requests/s it is 10200 (as text, 120000 would come between)" {
+    csv "$BATS_TEST_TMPDIR/now.csv" \
+        "echo-poll 03 50 1 9500 1500" "echo-poll 03 50 2 120000 800" "echo-poll 03 50 3 10200 12000"
+    run timeout 20 bash -c 'cd "$TOP" && source "$1" && c10k_medians "$2"' medians "$LIB" "$BATS_TEST_TMPDIR/now.csv"
+    [ "$status" -eq 0 ] || fail "c10k_medians: exit $status: $output"
+    local row
+    row=$(grep '^echo-poll,03,events,50,128,' <<<"$output") || fail "no row for 50 connections: $output"
+    [ "$(cut -d, -f6,7,9 <<<"$row")" = "3,10200,1500" ] ||
+        fail "expected 3 runs, median 10200 requests/s, median p99 1500 us; got: $row"
+}
+
 @test "bench-check: a server really three times slower still fails, exit 1, named, even with one lucky run" {
     baseline
     csv "$BATS_TEST_TMPDIR/now.csv" \
