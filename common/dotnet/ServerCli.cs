@@ -15,6 +15,7 @@ using System;
 using System.Collections.Generic;
 using System.Net;
 using System.Net.Sockets;
+using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Threading;
 
@@ -141,6 +142,7 @@ public sealed class ServerCli
     public Socket Listen()
     {
         LoadLazyParts();
+        RefuseWithoutRoom();
         var s = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
         try
         {
@@ -174,28 +176,111 @@ public sealed class ServerCli
     /// process ("Out of memory."). So the servers stop accepting before the
     /// limit, and the clients over it wait in the listen backlog.
     /// </summary>
-    public static int MaxClients(int reserve = 32)
+    public static int MaxClients(int reserve = RuntimeReserve)
     {
-        try
+        if (!Descriptors(out long limit, out int open))
+            return int.MaxValue;
+        return (int)Math.Clamp(limit - open - reserve, 1, int.MaxValue);
+    }
+
+    /// <summary>Descriptors MaxClients keeps for the runtime's own use.</summary>
+    public const int RuntimeReserve = 32;
+
+    /// <summary>
+    /// The limit on open files (getrlimit) and how many are open, on Linux;
+    /// false where either is unknown ("unlimited", no /proc). Under a limit of
+    /// 4096 or less it opens nothing to count them: fcntl(F_GETFD) on each
+    /// descriptor below the limit, which works with every one in use, when
+    /// even /proc/self/fd cannot be opened. Above, it reads /proc/self/fd
+    /// rather than make thousands of calls (one stop each under strace).
+    /// </summary>
+    static bool Descriptors(out long limit, out int open)
+    {
+        limit = 0;
+        open = 0;
+        const int RLIMIT_NOFILE = 7, F_GETFD = 1; // Linux values
+        if (!OperatingSystem.IsLinux() || GetRlimit(RLIMIT_NOFILE, out RLimit rl) != 0 || rl.Cur > int.MaxValue)
+            return false;
+        limit = (long)rl.Cur;
+        if (limit > 4096)
         {
-            foreach (string line in System.IO.File.ReadLines("/proc/self/limits"))
+            try
             {
-                if (!line.StartsWith("Max open files", StringComparison.Ordinal))
-                    continue;
-                string soft = line.Substring("Max open files".Length).TrimStart().Split(' ')[0];
-                if (!long.TryParse(soft, out long limit))
-                    return int.MaxValue; // "unlimited"
-                int open = System.IO.Directory.GetFileSystemEntries("/proc/self/fd").Length;
-                return (int)Math.Clamp(limit - open - reserve, 1, int.MaxValue);
+                open = System.IO.Directory.GetFileSystemEntries("/proc/self/fd").Length;
+                return true;
             }
+            catch (System.IO.IOException)
+            {
+            }
+            catch (UnauthorizedAccessException)
+            {
+            }
+            return false;
         }
-        catch (System.IO.IOException)
+        for (int fd = 0; fd < limit; fd++)
+            if (Fcntl(fd, F_GETFD, 0) >= 0)
+                open++;
+        return true;
+    }
+
+    [StructLayout(LayoutKind.Sequential)]
+    struct RLimit
+    {
+        public nuint Cur, Max; // rlim_t: unsigned long
+    }
+
+    [DllImport("libc", EntryPoint = "getrlimit")]
+    static extern int GetRlimit(int resource, out RLimit limit);
+
+    [DllImport("libc", EntryPoint = "fcntl")]
+    static extern int Fcntl(int fd, int cmd, int arg);
+
+    [DllImport("libc", EntryPoint = "write")]
+    static extern nint Write(int fd, byte[] buf, nint count);
+
+    /// <summary>
+    /// Exits 1, with one line on stderr, when the limit on open files leaves no
+    /// room for a client beside what the runtime holds and RuntimeReserve: a
+    /// learner who lowers the limit to watch EMFILE gets a reason, not a crash
+    /// at the first accept. Called after LoadLazyParts, before the socket.
+    /// </summary>
+    void RefuseWithoutRoom()
+    {
+        if (!Descriptors(out long limit, out int open) || limit - open - RuntimeReserve >= 1)
+            return;
+        // Near the limit some lazy parts may have failed to load, quietly: then
+        // the count is short of what the runtime needs, and names no figure.
+        string raise = limit - open >= 8 ? $"raise the limit above {open + RuntimeReserve}" : "raise the limit";
+        Console.Error.Write($"{_prog}: ulimit -n {limit} leaves no room for clients: the .NET runtime holds " +
+            $"{open} descriptors already and keeps {RuntimeReserve} spare; {raise}\n");
+        Environment.Exit(1);
+    }
+
+    /// <summary>
+    /// Runs before Main (a module initializer, in every program that links this
+    /// file). Under a very low limit the runtime runs out of descriptors while
+    /// it still loads the assemblies that Main itself needs (System.Console,
+    /// System.Net.Sockets...), before Main could check anything, and the
+    /// failed load is an unhandled exception. This turns that one case into a
+    /// line on stderr and exit 1. Only CoreLib is used here, and the line is
+    /// written with write(2): System.Console may be the assembly that failed.
+    /// </summary>
+    [ModuleInitializer]
+    internal static void ExplainDescriptorExhaustion()
+    {
+        AppDomain.CurrentDomain.UnhandledException += (_, _) =>
         {
-        }
-        catch (UnauthorizedAccessException)
-        {
-        }
-        return int.MaxValue; // not Linux: no /proc
+            // within a few descriptors of the limit: a failed load or thread
+            if (!Descriptors(out long limit, out int open) || open + 8 < limit)
+                return; // another failure: the runtime reports it as usual
+            string line = $"{AppDomain.CurrentDomain.FriendlyName}: ulimit -n {limit} is too low: the .NET " +
+                $"runtime ran out of descriptors while loading itself ({open} open); raise the limit\n";
+            var bytes = new byte[line.Length];
+            for (int i = 0; i < line.Length; i++)
+                bytes[i] = (byte)line[i]; // ASCII
+            Write(2, bytes, bytes.Length);
+            Environment.Exit(1);
+        };
     }
 
     /// <summary>
@@ -214,6 +299,11 @@ public sealed class ServerCli
         Console.Error.Flush();
         _ = System.Runtime.ExceptionServices.ExceptionDispatchInfo.SetCurrentStackTrace(
             new SocketException((int)SocketError.ConnectionReset)).StackTrace;
+        // The first AcceptAsync runs SocketsTelemetry's static constructor,
+        // which loads System.Diagnostics.DiagnosticSource, and hands work to
+        // the thread pool: load both now, so that RefuseWithoutRoom counts them.
+        _ = typeof(System.Diagnostics.Metrics.Meter).Assembly;
+        _ = typeof(ThreadPool).Assembly;
     }
 
     /// <summary>

@@ -29,6 +29,40 @@ summary() {
     [ "$added" -ge 3 ] || fail "expected the pool to add threads to the blocked ones (3 or more), it added $added"
 }
 
+# Who adds the threads under .Result: the gate thread's blocking adjustment
+# (at once to the minimum plus one per CPU, then a thread every 25 to 250
+# ms). Switched off in a copy of the program's runtime configuration, only
+# the starvation check is left, one thread per 500 ms at most.
+@test "pool-starve-dotnet -m result: with the blocking adjustment switched off (runtimeconfig), only the starvation check adds threads, about two a second at most, and the requests take several times as long" {
+    local bin dir conf s on_ms on_rate off_ms off_rate
+    bin=$(readlink -f "$(chapter_bin pool-starve-dotnet)")
+    dir=${bin%/*}
+    conf="$BATS_TEST_TMPDIR/no-blocking.json"
+    sed 's/"configProperties": {/&\n      "System.Threading.ThreadPool.Blocking.CooperativeBlocking": false,/' \
+        "$dir/pool-starve-dotnet.runtimeconfig.json" >"$conf"
+    grep -q '"System.Threading.ThreadPool.Blocking.CooperativeBlocking": false' "$conf" ||
+        fail "could not add the switch to $dir/pool-starve-dotnet.runtimeconfig.json: $(cat "$conf")"
+    run timeout 60 "$bin" -m result -n 8 -d 100
+    assert_success
+    s=$(summary)
+    [ -n "$s" ] || fail "no summary line: $output"
+    read -r _ on_ms _ _ _ on_rate <<<"$s"
+    echo "# as shipped: $(tail -n 1 <<<"$output")" >&3
+    run timeout 60 "${DOTNET:-dotnet}" exec --runtimeconfig "$conf" "$dir/pool-starve-dotnet.dll" -m result -n 8 -d 100
+    assert_success
+    s=$(summary)
+    [ -n "$s" ] || fail "no summary line: $output"
+    read -r _ off_ms _ _ _ off_rate <<<"$s"
+    echo "# CooperativeBlocking false: $(tail -n 1 <<<"$output")" >&3
+    [ "$off_ms" -ge 1500 ] && [ "$off_ms" -gt $((3 * on_ms)) ] ||
+        fail "expected the requests to take 1.5 s or more, and 3 times as long as with the adjustment ($on_ms ms), without it; took $off_ms ms"
+    # one thread per 500 ms at most: 2 a second, and one more at the start
+    awk -v r="$off_rate" 'BEGIN { exit !(r <= 3) }' ||
+        fail "expected at most about 2 threads a second from the starvation check alone, got $off_rate"
+    awk -v on="$on_rate" -v off="$off_rate" 'BEGIN { exit !(on >= 2 * off) }' ||
+        fail "expected the blocking adjustment to add threads at least twice as fast ($on_rate a second) as the starvation check ($off_rate)"
+}
+
 @test "pool-starve-dotnet -m await: nothing blocks, the pool stays small, and all finish in about the operation's time" {
     run timeout 60 "$(chapter_bin pool-starve-dotnet)" -m await -n 32 -d 100
     assert_success

@@ -33,10 +33,21 @@ setup() {
     assert_line --index 3 "the process goes on: 1 unobserved exception(s) reported, exit 0"
 }
 
+@test "async-void-dotnet dropped: with nobody subscribed to UnobservedTaskException, the default, the finalized Task's exception is dropped: nothing printed, exit 0, no crash" {
+    run bash -c 'ulimit -c 0; exec timeout 30 "$0" dropped 2>"$1"' "$(chapter_bin async-void-dotnet)" "$BATS_TEST_TMPDIR/stderr"
+    [ "$status" -eq 0 ] || fail "expected exit status 0 (the process goes on), got $status; stderr: $(cat "$BATS_TEST_TMPDIR/stderr")"
+    [ ! -s "$BATS_TEST_TMPDIR/stderr" ] || fail "expected nothing on stderr, got: $(cat "$BATS_TEST_TMPDIR/stderr")"
+    assert_line --index 0 "FailLaterTask() returned a Task, which nobody awaits; nobody handles UnobservedTaskException"
+    assert_line --index 1 "it has failed, silently; now a full GC and the finalizers"
+    assert_line --index 2 "the Task is collected and the finalizers have run: its exception is dropped, nothing reported, exit 0"
+    [ "${#lines[@]}" -eq 3 ] || fail "expected 3 lines, got: $output"
+    refute_output --partial "thrown after an await"
+}
+
 @test "async-void-dotnet: no mode is a usage error (exit 2)" {
     run "$(chapter_bin async-void-dotnet)"
     [ "$status" -eq 2 ] || fail "expected status 2, got $status: $output"
-    assert_output "usage: async-void-dotnet void|task"
+    assert_output "usage: async-void-dotnet void|task|dropped"
 }
 
 @test "result-deadlock-dotnet: .Result deadlocks on a one-thread context; ConfigureAwait(false) and await do not" {

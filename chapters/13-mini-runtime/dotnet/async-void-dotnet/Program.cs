@@ -14,8 +14,13 @@
 //                            awaited. The exception is stored in the Task, and
 //                            the program goes on. Once the Task is unreachable
 //                            and the GC finalizes it, the exception is reported
-//                            to TaskScheduler.UnobservedTaskException, and is
-//                            then ignored: exit 0.
+//                            to TaskScheduler.UnobservedTaskException, which
+//                            this program subscribes to, and is then ignored:
+//                            exit 0.
+//   async-void-dotnet dropped  the same, with nobody subscribed to the event,
+//                            the default: the finalizer raises it for no one,
+//                            and the exception is gone. Nothing is printed,
+//                            the process does not crash: exit 0.
 //
 // The C runtime of this chapter has the same choice to make for a task that
 // nobody awaits (rt/task.c); this is what .NET chose.
@@ -23,6 +28,7 @@
 //   make -C chapters/13-mini-runtime
 //   build/chapters/13-mini-runtime/async-void-dotnet void; echo $?
 //   build/chapters/13-mini-runtime/async-void-dotnet task; echo $?
+//   build/chapters/13-mini-runtime/async-void-dotnet dropped; echo $?
 
 using System;
 using System.Runtime.CompilerServices;
@@ -50,6 +56,9 @@ static class AsyncVoid
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     static bool HasFailed(WeakReference<Task> task) => task.TryGetTarget(out Task? t) && t.IsFaulted;
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static bool IsAlive(WeakReference<Task> task) => task.TryGetTarget(out _);
 
     static int Main(string[] args)
     {
@@ -87,7 +96,23 @@ static class AsyncVoid
             Console.WriteLine($"the process goes on: {reported} unobserved exception(s) reported, exit 0");
             return 0;
         }
-        Console.Error.WriteLine("usage: async-void-dotnet void|task");
+        if (mode == "dropped")
+        {
+            // no handler for TaskScheduler.UnobservedTaskException: the default
+            var task = StartAndForget();
+            Console.WriteLine("FailLaterTask() returned a Task, which nobody awaits; nobody handles UnobservedTaskException");
+            while (!HasFailed(task))
+                Thread.Sleep(10);
+            Console.WriteLine("it has failed, silently; now a full GC and the finalizers");
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+            GC.Collect();
+            Console.WriteLine(IsAlive(task)
+                ? "the Task is still alive"
+                : "the Task is collected and the finalizers have run: its exception is dropped, nothing reported, exit 0");
+            return 0;
+        }
+        Console.Error.WriteLine("usage: async-void-dotnet void|task|dropped");
         return 2;
     }
 }
