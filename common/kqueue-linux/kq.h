@@ -51,6 +51,7 @@ struct kq_knote {
         struct {
             int fd;               /* READ/WRITE: the ident; SIGNAL, USER: the helper fd */
             unsigned int ufflags; /* EVFILT_USER: the stored 24 user flag bits */
+            bool triggered;       /* EVFILT_USER: fired and not cleared (eventfd count > 0) */
         };
         int64_t deadline; /* EVFILT_TIMER: next expiration, CLOCK_MONOTONIC ns; or never */
     };

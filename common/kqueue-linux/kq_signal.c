@@ -106,7 +106,7 @@ static bool kq_signal_deliver(struct kq_knote *kn, struct kevent *out)
     while ((got = read(kn->fd, si, sizeof(si))) > 0)
         n += got / (ssize_t)sizeof(si[0]);
     if (n == 0)
-        return false;
+        return false; /* another thread's report of the same signal read it first */
     *out = kn->kev;
     out->fflags = 0;
     out->data = n;

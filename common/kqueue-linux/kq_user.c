@@ -11,6 +11,18 @@
  * The eventfd is the "triggered" bit: writing 1 makes it readable (and wakes
  * a thread asleep in epoll_wait(), which is what EVFILT_USER is mostly used
  * for), reading it back untriggers it.
+ *
+ * kn->triggered is the same bit, kept under the kqueue's mutex, and every
+ * report is checked against it. The eventfd is level-triggered in epoll, so
+ * one trigger can wake every thread asleep in epoll_wait() on the kqueue,
+ * each with a report of it; they come here one after the other. The first
+ * takes an EV_CLEAR event's trigger; the others hold a stale report and must
+ * find nothing left. (The read() that untriggers would tell them too, by
+ * failing with EAGAIN; but a level-triggered event is not read when it is
+ * reported, and a change with EV_CLEAR may reset it while a report is on its
+ * way: the bit answers every case, with no system call.) BSD does the same:
+ * kqueue_scan() takes the knote off the queue and runs the filter again under
+ * the kqueue's lock, so an EV_CLEAR event goes to one kevent() call.
  */
 #include "kq.h"
 
@@ -23,6 +35,7 @@ static void kq_user__trigger(struct kq_knote *kn)
 {
     uint64_t one = 1;
 
+    kn->triggered = true;
     if (write(kn->fd, &one, sizeof(one)) < 0) {
         /* EAGAIN only if the counter is near 2^64: triggered already */
     }
@@ -32,8 +45,11 @@ static void kq_user__untrigger(struct kq_knote *kn)
 {
     uint64_t n;
 
+    if (!kn->triggered)
+        return; /* the count is 0 already: no read() */
+    kn->triggered = false;
     if (read(kn->fd, &n, sizeof(n)) < 0) {
-        /* EAGAIN: it was not triggered */
+        /* EAGAIN cannot happen: triggered means the count is not 0 */
     }
 }
 
@@ -85,8 +101,13 @@ static void kq_user_detach(struct kq_knote *kn)
     close(kn->fd);
 }
 
+/* A report of the eventfd: stale if another thread's report of the same
+ * trigger took it first (EV_CLEAR), or a change with EV_CLEAR reset it
+ * since. Then nothing is reported, and the caller waits on. */
 static bool kq_user_deliver(struct kq_knote *kn, struct kevent *out)
 {
+    if (!kn->triggered)
+        return false;
     *out = kn->kev;
     out->fflags = kn->ufflags;
     if (kn->kev.flags & EV_CLEAR)

@@ -47,3 +47,7 @@ setup() { require_kqueue_linux; }
 @test "EVFILT_USER: NOTE_TRIGGER, EV_CLEAR, NOTE_FFAND/FFOR/FFCOPY, a wake-up from another thread" {
     run_unit test-kq-user
 }
+
+@test "four threads in kevent() on one kqueue: an EV_CLEAR, EV_ONESHOT or EV_DISPATCH event is delivered once, for every filter" {
+    run_unit test-kq-threads
+}

@@ -178,7 +178,7 @@ live_count() {
 verdict_report() {
     local all
     VERDICT_MEDIAN_MS=""
-    all="$(cat "$1"/*.verdict 2>/dev/null)"
+    all="$(cat "$1"/*.verdict 2>/dev/null || true)"
     [ -n "$all" ] || return 0
     awk '
         function median(list, n,    a, i, j, t) {
