@@ -302,13 +302,18 @@ int userver_main(int argc, char **argv, const char *prog, const char *summary, u
 
     while (!list_empty(&s.conns))
         conn_free(&s, list_first_entry(&s.conns, struct conn, link));
+    /* Every request has ended and every connection has given its buffers
+     * back: by the server's own count, all of them are in the ring again
+     * (published, or staged for the publish that will not come). Any other
+     * figure in "back in ring" means the count has drifted. */
     if (o.stats)
         fprintf(stderr,
                 "stats: accepted %llu, recv CQEs %llu, send CQEs %llu, short sends %llu, "
                 "ENOBUFS %llu, recv armed %llu, throttled %llu, copied out %llu, most held %llu, "
-                "loops %llu, CQEs %llu\n",
+                "loops %llu, CQEs %llu, buffers %u, back in ring %u\n",
                 s.st.accepted, s.st.recvs, s.st.sends, s.st.short_sends, s.st.enobufs, s.st.rearms,
-                s.st.throttled, s.st.copied, s.st.most_held, s.st.loops, s.st.cqes);
+                s.st.throttled, s.st.copied, s.st.most_held, s.st.loops, s.st.cqes, s.bufs.count,
+                s.bufs.in_kernel + s.bufs.staged);
     bufring_free(&s.bufs, &s.ring);
     io_uring_queue_exit(&s.ring);
     free(s.next_bid);

@@ -6,6 +6,7 @@
 
 bats_require_minimum_version 1.5.0
 load ../helpers/common
+load ../helpers/echo_suite # require_strace
 load uring
 
 setup_file() { uring_setup_file; }
@@ -46,4 +47,16 @@ setup() {
     run "$PROBE" --check
     assert_success
     assert_output --regexp "^io_uring works here \(Linux .*, features 0x[0-9a-f]+\)$"
+}
+
+@test "probe-refusal: where io_uring works, --check tears its ring down: the fd io_uring_setup returned is closed" {
+    local fd
+    uring_require
+    require_strace
+    strace_run -qq -e trace=io_uring_setup,close -o "$BATS_TEST_TMPDIR/trace" "$PROBE" --check >/dev/null ||
+        fail "uring-probe --check under strace: exit $?"
+    fd=$(sed -n 's/^io_uring_setup(.*) = \([0-9]*\)$/\1/p' "$BATS_TEST_TMPDIR/trace" | tail -n 1)
+    [ -n "$fd" ] || fail "no successful io_uring_setup() in the trace: $(cat "$BATS_TEST_TMPDIR/trace")"
+    sed -n "/^io_uring_setup(.*) = $fd\$/,\$p" "$BATS_TEST_TMPDIR/trace" | grep -q "^close($fd) " ||
+        fail "the ring's fd $fd was never closed: io_uring_queue_exit() tears a ring down (its memory and its fd)"
 }

@@ -6,6 +6,7 @@
 
 bats_require_minimum_version 1.5.0
 load ../helpers/common
+load ../helpers/echo_suite # require_strace
 load uring
 
 setup_file() { uring_setup_file; }
@@ -26,6 +27,23 @@ setup() { uring_exercise_setup short-read; }
         same_file "$in" "$in.copy" "uring-cp $opts, 30% of reads and writes made short"
     done
     uring_short_injected short_reads
+}
+
+@test "short-read: the rest of a short read is asked of the ring too: no read() or pread() of the source" {
+    local in="$BATS_TEST_TMPDIR/in" calls
+    require_strace
+    payload "$in" $((1024 * 1024 + 13))
+    # -y names the file behind each descriptor: a read()/pread() of $in shows
+    # as read(N</path/to/in>, ...)
+    # shellcheck disable=SC2046
+    strace_run -f -qq -y -e trace=read,pread64,readv,preadv,preadv2 -o "$BATS_TEST_TMPDIR/trace" \
+        env $(uring_short_env 30 0) "$CP" -b 16k "$in" "$in.copy" ||
+        fail "uring-cp under strace and uring-short: exit $?"
+    same_file "$in" "$in.copy" "uring-cp, 30% of reads made short, under strace"
+    uring_short_injected short_reads
+    calls=$(grep -c "<$in>" "$BATS_TEST_TMPDIR/trace" || true)
+    [ "$calls" -eq 0 ] ||
+        fail "expected no read()/pread() of the source (io_uring reads it), got $calls: $(grep -m 3 "<$in>" "$BATS_TEST_TMPDIR/trace")"
 }
 
 @test "short-read: a write that fails (/dev/full) is reported and exits 1, with no endless retry" {

@@ -3,9 +3,13 @@
 #
 #   uring_setup_file     in setup_file(): is io_uring usable here? Sets URING_SKIP.
 #   uring_require        in setup() or a test: skip, with the reason, if it is not
-#   uring_short_env P Q  env(1) arguments preloading uring-short.so: P percent
-#                        of reads and Q percent of writes made short
-#   uring_short_count NAME   short_reads or short_writes done, from its log
+#   uring_short_so       the path of uring-short.so (compiled here if `make ex`
+#                        built only the exercise)
+#   uring_short_env P Q [VAR=VALUE...]  env(1) arguments preloading uring-short.so:
+#                        P percent of reads and Q percent of writes made short,
+#                        and its other settings (URING_SHORT_EOF=N...)
+#   uring_short_count NAME   short_reads, short_writes, eof_reads or links_cut
+#                        done, from its log
 #   uring_short_injected NAME...  fail unless uring-short did some of each NAME
 #   uring_exercise_setup EX  in setup(): uring_require, and CP: EX's uring-cp from $IMPL
 #   COPY_SIZES           the file sizes every copy test tries
@@ -53,10 +57,25 @@ uring_require() {
     [ -z "${URING_SKIP:-}" ] || skip "$URING_SKIP"
 }
 
-uring_short_env() {
+# `make ex` builds the exercise alone: then the library is compiled here, as
+# the chapter's Makefile would (without sanitizers: a preloaded library must
+# not bring a second copy of their runtime).
+uring_short_so() {
     local shim="$URING_CH/uring-short.so"
-    require_bin "$shim" chapters/07-io_uring-basics
-    echo "LD_PRELOAD=$shim URING_SHORT_READ=$1 URING_SHORT_WRITE=$2 URING_SHORT_LOG=$BATS_TEST_TMPDIR/short.log ASAN_OPTIONS=verify_asan_link_order=0:${ASAN_OPTIONS:-}"
+    if [ ! -f "$shim" ]; then
+        shim="$BATS_FILE_TMPDIR/uring-short.so"
+        [ -f "$shim" ] || gcc -std=c11 -D_GNU_SOURCE -O1 -fPIC -shared -o "$shim" \
+            "$TOP/chapters/07-io_uring-basics/uring-short.c" -ldl -luring ||
+            fail "could not compile chapters/07-io_uring-basics/uring-short.c"
+    fi
+    echo "$shim"
+}
+
+uring_short_env() {
+    local shim read="$1" write="$2"
+    shim="$(uring_short_so)"
+    shift 2
+    echo "LD_PRELOAD=$shim URING_SHORT_READ=$read URING_SHORT_WRITE=$write URING_SHORT_LOG=$BATS_TEST_TMPDIR/short.log ASAN_OPTIONS=verify_asan_link_order=0:${ASAN_OPTIONS:-} $*"
 }
 
 uring_short_count() {

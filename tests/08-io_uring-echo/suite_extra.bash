@@ -10,6 +10,13 @@
 #   load suite_extra
 #
 #   uring_server PROG [ARGS]   in setup(): SERVER_CMD, skipped where io_uring is refused
+#   ring_all_back WHEN   after a -v server stopped: every buffer of the ring is
+#                        back in it by the server's own count
+#   uring_shim_env VAR=VALUE...  env(1) arguments preloading chapter 07's
+#                        uring-short.so, which changes SQEs before liburing
+#                        submits them (URING_SHORT_SEND, _EINTR, _EAGAIN)
+#   uring_shim_count NAME  short_sends, eintr or eagain done, from its log
+#   uring_shim_injected NAME...  fail unless it did some of each NAME
 
 # shellcheck disable=SC2154 # output, status and stderr are set by bats' run
 
@@ -28,10 +35,57 @@ require_uring() {
     [ "$status" -eq 0 ] || fail "${SERVER_CMD[*]} -K: expected exit 0 or 77, got $status: $output"
 }
 
+# uring_shim_env VAR=VALUE...: the faults shim wraps libc, and an io_uring
+# server moves its bytes with no libc call at all (suite_shim_is_blind proves
+# it). Chapter 07's uring-short.so wraps liburing's io_uring_submit() and
+# io_uring_submit_and_wait() instead: it shortens sends, and turns recvs and
+# sends into NOPs that complete with -EINTR or -EAGAIN, before the kernel
+# sees them (uring-short.c says how). `make ex` builds only the exercise: the
+# library is then compiled here, as the chapter's Makefile would.
+uring_shim_env() {
+    local shim="$BUILD/chapters/07-io_uring-basics/uring-short.so"
+    if [ ! -f "$shim" ]; then
+        shim="$BATS_FILE_TMPDIR/uring-short.so"
+        [ -f "$shim" ] || gcc -std=c11 -D_GNU_SOURCE -O1 -fPIC -shared -o "$shim" \
+            "$TOP/chapters/07-io_uring-basics/uring-short.c" -ldl -luring ||
+            fail "could not compile chapters/07-io_uring-basics/uring-short.c"
+    fi
+    echo "LD_PRELOAD=$shim URING_SHORT_LOG=$BATS_TEST_TMPDIR/uring-short.log ASAN_OPTIONS=verify_asan_link_order=0:${ASAN_OPTIONS:-} $*"
+}
+
+uring_shim_count() {
+    log_total "$BATS_TEST_TMPDIR/uring-short.log" "$1"
+}
+
+# uring_shim_injected NAME...: uring-short.so did some of each NAME, or the
+# test proved nothing; a kernel that cannot inject a NOP's result (an
+# older one) makes the test skip, saying so.
+uring_shim_injected() {
+    if grep -q 'inject_unsupported=1' "$BATS_TEST_TMPDIR/uring-short.log" 2>/dev/null; then
+        skip "this kernel ($(uname -r)) cannot complete a NOP with an injected result (IORING_NOP_INJECT_RESULT, recent kernels only), so uring-short cannot fake -EINTR or -EAGAIN"
+    fi
+    counted_positive uring_shim_count "uring-short.so" "$@"
+}
+
 # stat_of NAME: a counter from the server's "stats: ..." line (-v), e.g.
 # stat_of "short sends".
 stat_of() {
     sed -n "s/^stats: .*$1 \([0-9]*\).*/\1/p" "$SERVER_ERR" | tail -n 1
+}
+
+# ring_all_back WHEN: the server (run with -v) has stopped; at exit, with
+# every request ended and every connection freed, all its buffers must be
+# back in the ring by its own count ("buffers N, back in ring N"). A count
+# that drifts (a buffer given twice, one never counted back, a publish that
+# counts what it did not hand over) shows here even while every echo is
+# right. WHEN says what the server went through.
+ring_all_back() {
+    local count back
+    count=$(stat_of buffers) back=$(stat_of "back in ring")
+    [ -n "$count" ] && [ -n "$back" ] ||
+        fail "no 'buffers N, back in ring N' in the server's stats line: $(cat "$SERVER_ERR")"
+    [ "$back" -eq "$count" ] ||
+        fail "$1: expected all $count buffers back in the ring at exit, the server counts $back: $(grep '^stats:' "$SERVER_ERR")"
 }
 
 # suite_ring_runs_dry SECONDS WHY: 16 clients of 200 KB share 8 buffers of
