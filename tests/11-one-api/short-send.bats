@@ -25,3 +25,28 @@ setup() { aio_exercise_setup short-send 20; }
         fail "echoed bytes differ: sent $(stat -c %s "$in"), got $(stat -c %s "$in.out"); $(cmp "$in" "$in.out" 2>&1 | head -n 1)"
     suite_stop_clean
 }
+
+@test "short-send: while a 16 MiB echo waits for a slow reader, another client is served at once and the idle loop sleeps (a send waits for room, it does not spin)" {
+    local in="$BATS_TEST_TMPDIR/large" slow out t0 ms busy
+    server_start "${SERVER_CMD[@]}" -p 0
+    payload "$in" $((16 * 1024 * 1024))
+    # a reader that takes 64 KiB every 20 ms: the echo waits for room for
+    # about 5 s, long enough to watch the loop meanwhile
+    run_client -p "$PORT" -t 30 --chunk 1M --read-delay 20 <"$in" >"$in.out" &
+    slow=$!
+    sleep 0.5
+    t0=$(date +%s%N)
+    out=$(run_client -p "$PORT" -t 3 "served meanwhile") ||
+        server_gone "a second client was not served while a send waited for a slow reader (echo-client status $?)"
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    [ "$out" = "served meanwhile" ] || fail "expected 'served meanwhile', got '$out'"
+    # the reference answers in a few ms; a loop stuck in one send, not at all
+    [ "$ms" -lt $((1000 * $(san_slowdown))) ] ||
+        fail "the second client waited $ms ms while a send waited for room: the loop is busy in one send"
+    busy=$(busy_percent_over 1)
+    echo "# while the slow reader drains: the server ran $busy% of the time" >&3
+    [ "$busy" -lt 50 ] || fail "the server ran $busy% of one second while waiting for a slow reader: it spins instead of waiting for room"
+    wait "$slow" || server_gone "the slow reader's echo-client failed (status $?)"
+    cmp -s "$in" "$in.out" || fail "the slow reader's 16 MiB came back different"
+    suite_stop_clean
+}

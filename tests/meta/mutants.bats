@@ -172,9 +172,10 @@ live_count() {
 }
 
 # verdict_report RESULTS: the time make ex took to reject each exercise's
-# wrong answers, as a median per chapter and over the whole stock (sets
-# VERDICT_MEDIAN_MS; empty when no exercise's wrong answer ran). Measured with
-# JOBS mutants at once on this machine: a learner's quiet machine is faster.
+# wrong answers, as a median per chapter and over the whole stock (also in
+# VERDICT_MEDIAN_MS; empty when no exercise's wrong answer ran). A report,
+# not a check: it is measured with JOBS mutants at once, each building its
+# own copy, and says more about the machine's load than about the tests.
 verdict_report() {
     local all
     VERDICT_MEDIAN_MS=""
@@ -232,8 +233,6 @@ verdict_report() {
     done
     verdict_report "$res"
     [ "$survivors" -eq 0 ] || fail "$survivors of $n mutants survived (see above)"
-    [ -z "$VERDICT_MEDIAN_MS" ] || [ "$VERDICT_MEDIAN_MS" -le 10000 ] ||
-        fail "the median verdict on a wrong answer took $VERDICT_MEDIAN_MS ms: more than 10 s"
 }
 
 @test "the mutant runner reports a mutant that no test catches" {
