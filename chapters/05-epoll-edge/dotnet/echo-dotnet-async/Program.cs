@@ -90,7 +90,7 @@ static class EchoAsync
                     if (!slots.Wait(0))
                     {
                         if (!told)
-                            Console.Error.WriteLine($"echo-dotnet-async: {maxClients} clients, as many as the limit on open files leaves room for: the next ones wait");
+                            Console.Error.WriteLine($"echo-dotnet-async: {maxClients} client{(maxClients == 1 ? "" : "s")}, as many as the limit on open files leaves room for: the next ones wait");
                         told = true;
                         await slots.WaitAsync(stop.Token);
                     }

@@ -94,7 +94,7 @@ sealed class SaeaServer
             if (!_slots.Wait(0))
             {
                 if (!_toldFull)
-                    Console.Error.WriteLine($"echo-dotnet-saea: {_maxClients} clients, as many as the limit on open files leaves room for: the next ones wait");
+                    Console.Error.WriteLine($"echo-dotnet-saea: {_maxClients} client{(_maxClients == 1 ? "" : "s")}, as many as the limit on open files leaves room for: the next ones wait");
                 _toldFull = true;
                 _slots.WaitAsync().ContinueWith(_ =>
                 {
