@@ -5,8 +5,11 @@
  *     build/chapters/13-mini-runtime/rt-test timers
  *     RT_BACKEND=epoll build/chapters/13-mini-runtime/rt-test cancel-io
  *
- * Groups: probe timers timer-cancel when-all when-any tokens cancel-io pooled
- * errors unobserved chain N block-on-inside deadlock shutdown offload.
+ * Groups: probe timers timer-cancel heap-remove heap-order when-all when-any
+ * when-lifetimes continuations tokens (token-tree and cancel-after)
+ * cancel-walk cancel-refuses cancel-io pooled errors unobserved chain N
+ * block-on-inside deadlock shutdown offload. Each ends by checking that
+ * every future it made was freed (rt->nfutures).
  * Exit 0 when every check passed ("all checks passed"), 77 when the backend
  * cannot run here (io_uring forbidden), 1 on a failed check, 2 on bad usage.
  * Times are checked with bounds a loaded machine keeps (order, "within 1 s").
@@ -37,6 +40,22 @@ static struct rt *test_rt(void)
     }
     printf("backend %s\n", rt_backend_name(rt));
     return rt;
+}
+
+/* The end of a group: every future it made has been freed (a reference
+ * never released is a leak the counter sees in any build, with or without
+ * valgrind), then the runtime goes. */
+static void test_end(struct rt *rt)
+{
+    /* One more turn (the arms still queued run), and more while an operation
+     * is in flight (a pool job that outlived the tasks): it holds its future. */
+    rt_block_on(rt, rt_delay(rt, 0, NULL));
+    for (int i = 0; i < 500 && rt->pending > 0; i++)
+        rt_block_on(rt, rt_delay(rt, 10, NULL));
+    CHECK_MSG(rt->nfutures == 0, "%u futures never released (a leak)", rt->nfutures);
+    if (rt->nfutures == 0)
+        printf("no future left unreleased\n");
+    rt_destroy(rt);
 }
 
 /* ---- a task that sleeps and records when it woke --------------------------- */
@@ -102,7 +121,7 @@ static void test_timers(void)
     for (int i = 0; i < 8; i++)
         CHECK_MSG(order[i] == i, "equal deadlines: position %d woke task %d", i, order[i]);
     printf("8 timers of 100 ms woke in the order they were armed\n");
-    rt_destroy(rt);
+    test_end(rt);
 }
 
 /* No timer in the heap is due before its parent. */
@@ -188,8 +207,96 @@ static void test_timer_cancel(void)
     printf("a token cancelled after its timer fired changes nothing\n");
     for (int i = 0; i < 10; i++)
         rt_token_free(toks[i]);
+    test_end(rt);
+}
+
+static void heap_fire_nothing(struct rt_timer *t)
+{
+    (void)t;
+}
+
+/* Empty the heap by hand, whatever state a wrong removal left it in. */
+static void heap_clear(struct rt *rt)
+{
+    for (size_t i = 0; i < rt->nheap; i++)
+        rt->heap[i]->slot = RT_TIMER_IDLE;
+    rt->nheap = 0;
+}
+
+/* rt__timer_remove() on bare timers: what it must do in and out of the heap. */
+static void test_heap_remove(void)
+{
+    struct rt *rt = test_rt();
+    enum { N = 15 };
+    static struct rt_timer t[N], never;
+    const char *bad = NULL;
+
+    never = (struct rt_timer){.slot = RT_TIMER_IDLE, .fire = heap_fire_nothing};
+    CHECK_MSG(!rt__timer_remove(rt, &never), "a timer never armed: removed");
+
+    /* Slots 0..6 due after 10 100 20 110 120 30 40 ms: taking out slot 3
+     * (110) moves the last timer (40), from the other branch, under slot 1
+     * (100), where it is due too early: it must rise, not only sink. */
+    static const unsigned up[] = {10, 100, 20, 110, 120, 30, 40};
+    for (int i = 0; i < 7; i++) {
+        t[i] = (struct rt_timer){.slot = RT_TIMER_IDLE, .fire = heap_fire_nothing};
+        rt__timer_add(rt, &t[i], up[i]);
+    }
+    CHECK_MSG(t[3].slot == 3 && t[6].slot == 6, "the heap was not built as planned");
+    CHECK_MSG(rt__timer_remove(rt, &t[3]) && heap_ok(rt) && t[6].slot == 1,
+              "slot 3 removed, the last timer (40 ms) moved into it: it should have risen to "
+              "slot 1, above the timer of 100 ms; it is at slot %zu, heap %s",
+              t[6].slot, heap_ok(rt) ? "ordered" : "out of order");
+    heap_clear(rt);
+    printf("rt__timer_remove: the last timer moved into a hole under a later parent rises\n");
+    /* Each timer in turn is taken out of a full heap: the root, the middle,
+     * a leaf, the last slot. Deadlines 100 + 37i mod 500: no two equal. */
+    for (int victim = 0; victim < N; victim++) {
+        for (int i = 0; i < N; i++) {
+            t[i] = (struct rt_timer){.slot = RT_TIMER_IDLE, .fire = heap_fire_nothing};
+            rt__timer_add(rt, &t[i], 100 + (unsigned)((i * 37) % 500));
+        }
+        struct rt_timer *last = rt->heap[rt->nheap - 1];
+        struct rt_timer *v = victim == N - 1 ? last : &t[victim];
+        size_t was = v->slot;
+        if (!rt__timer_remove(rt, v))
+            bad = bad ? bad : "a timer in the heap was not removed";
+        else if (v->slot != RT_TIMER_IDLE)
+            bad = bad ? bad : "a removed timer still names a slot (not RT_TIMER_IDLE)";
+        else if (rt->nheap != N - 1 || !heap_ok(rt))
+            bad = bad ? bad : "after one removal the heap is out of order, or its size wrong";
+        for (size_t i = 0; i < rt->nheap && !bad; i++)
+            if (rt->heap[i] == v)
+                bad = "the removed timer is still in the heap";
+        if (!bad && rt__timer_remove(rt, v))
+            bad = "a timer removed twice: the second removal said true";
+        /* its old slot now holds another timer: a stale slot removes nothing */
+        if (!bad && was < rt->nheap) {
+            struct rt_timer *other = rt->heap[was];
+            v->slot = was;
+            if (rt__timer_remove(rt, v) || rt->heap[was] != other || rt->nheap != N - 1)
+                bad = "a timer not in the heap, whose stale slot holds another, took that one out";
+            v->slot = RT_TIMER_IDLE;
+        }
+        heap_clear(rt);
+        CHECK_MSG(!bad, "removing timer %d of %d: %s", victim, N, bad ? bad : "");
+        if (bad)
+            break;
+    }
+    if (!bad)
+        printf("rt__timer_remove: each of %d timers taken out of a full heap (the root, the "
+               "middle, the last slot): out at once, the heap ordered; a timer not in the heap is "
+               "left alone\n",
+               N);
+    test_end(rt);
+}
+
+static void test_heap_order_group(void)
+{
+    struct rt *rt = test_rt();
+
     test_heap_order(rt);
-    rt_destroy(rt);
+    test_end(rt);
 }
 
 /* ---- combinators ---------------------------------------------------------------- */
@@ -239,7 +346,7 @@ static void test_when_all(void)
     printf("when_all of two promises already finished: %ld after %lld ms\n", r, (long long)took);
 
     CHECK_MSG(rt_block_on(rt, rt_when_all(rt, NULL, 0)) == 0, "when_all of nothing");
-    rt_destroy(rt);
+    test_end(rt);
 }
 
 static void test_when_any(void)
@@ -274,14 +381,14 @@ static void test_when_any(void)
     rt_future_release(p[0]);
     rt_future_release(p[1]);
     CHECK_MSG(rt_block_on(rt, rt_when_any(rt, NULL, 0)) == -EINVAL, "when_any of nothing");
-    rt_destroy(rt);
+    test_end(rt);
 }
 
 /* ---- tokens ------------------------------------------------------------------------ */
 
-static void test_tokens(void)
+/* A parent's cancel reaches its descendants, and nothing else. */
+static void test_token_tree(struct rt *rt)
 {
-    struct rt *rt = test_rt();
     struct rt_token *parent = rt_token_new(rt, NULL);
     struct rt_token *child = rt_token_new(rt, parent);
     struct rt_token *grandchild = rt_token_new(rt, child);
@@ -302,16 +409,34 @@ static void test_tokens(void)
     a = rt_delay(rt, 10, late);
     CHECK_MSG(a->done && a->res == -ECANCELED, "an op under a cancelled token never starts");
     rt_future_release(a);
+    printf("a child of a cancelled token is born cancelled; a delay under it never starts\n");
 
+    /* Freeing a child unlinks it: the parent's cancel no longer reaches it. */
+    struct rt_token *kept = rt_token_new(rt, other);
+    rt_token_free(kept);
+    rt_token_cancel(other);
+    rt_token_free(grandchild);
+    rt_token_free(child);
+    rt_token_free(late);
+    rt_token_free(parent);
+    rt_token_free(other);
+}
+
+/* cancel_after arms one deadline per token, moves it, and leaves the heap
+ * when the token is cancelled or freed. */
+static void test_cancel_after(struct rt *rt)
+{
     /* cancel_after: a 10 s delay ends after about 100 ms. */
-    struct rt_token *timeout = rt_token_new(rt, other);
+    struct rt_token *timeout = rt_token_new(rt, NULL);
     int64_t t0 = clock_now_ms();
     rt_token_cancel_after(timeout, 100);
     long r = rt_block_on(rt, rt_delay(rt, 10000, timeout));
     int64_t took = clock_now_ms() - t0;
     CHECK_MSG(r == -ECANCELED && took >= 100 && took < 1100, "cancel_after(100): %ld after %lld ms",
               r, (long long)took);
+    CHECK_MSG(rt->nheap == 0, "timers left in the heap after the deadline fired: %zu", rt->nheap);
     printf("cancel_after(100) ended a 10 s delay with -ECANCELED after %lld ms\n", (long long)took);
+    rt_token_free(timeout);
 
     /* cancel_after again moves the deadline: one timer per token, the last call wins. */
     struct rt_token *moved = rt_token_new(rt, NULL);
@@ -344,19 +469,239 @@ static void test_tokens(void)
     printf("a token cancelled by hand takes its deadline out of the heap; cancel_after then arms "
            "nothing\n");
 
-    /* Freeing a child unlinks it: the parent's cancel no longer reaches it. */
-    struct rt_token *kept = rt_token_new(rt, other);
-    rt_token_free(timeout);
-    rt_token_cancel_after(kept, 10000); /* a deadline left pending: freeing removes it */
+    /* A token freed with its deadline pending takes it out of the heap. */
+    struct rt_token *kept = rt_token_new(rt, NULL);
+    rt_token_cancel_after(kept, 10000);
     rt_token_free(kept);
-    rt_token_cancel(other);
     CHECK_MSG(rt->nheap == 0, "timers left in the heap: %zu", rt->nheap);
-    rt_token_free(grandchild);
-    rt_token_free(child);
-    rt_token_free(late);
-    rt_token_free(parent);
-    rt_token_free(other);
-    rt_destroy(rt);
+}
+
+static void test_tokens(bool tree, bool after)
+{
+    struct rt *rt = test_rt();
+
+    if (tree)
+        test_token_tree(rt);
+    if (after)
+        test_cancel_after(rt);
+    test_end(rt);
+}
+
+/* ---- cancelling a token whose registrations change under the walk -------------- */
+
+/* A registration that records its cancel and then does what the test says:
+ * what a real cancel function may do (complete an op whose completion
+ * unregisters others, start something new, reuse its memory). */
+struct walk_reg {
+    struct rt_reg reg;
+    int id;
+    void (*then)(struct walk_reg *w);
+};
+
+static struct walk_reg walk[6]; /* 1..5 in the token under test, 0 in another */
+static struct rt_token *walk_tok, *walk_other;
+static char walk_log[64];
+static bool walk_refused;
+
+static void walk_cancel(struct rt_reg *r)
+{
+    struct walk_reg *w = RT_CONTAINER(r, struct walk_reg, reg);
+    size_t n = strlen(walk_log);
+
+    snprintf(walk_log + n, sizeof(walk_log) - n, "%s%d", n ? " " : "", w->id);
+    if (w->then)
+        w->then(w);
+}
+
+static void walk_drop_next(struct walk_reg *w)
+{
+    rt__token_unregister(&walk[w->id - 1].reg); /* registered before it: next in the list */
+}
+
+static void walk_drop_all(struct walk_reg *w)
+{
+    for (int i = 1; i <= 5; i++)
+        if (i != w->id)
+            rt__token_unregister(&walk[i].reg);
+}
+
+static void walk_reuse(struct walk_reg *w)
+{
+    /* its op is over; the same memory serves a new op under another token */
+    rt__token_register(walk_other, &w->reg, walk_cancel);
+}
+
+static void walk_start_new(struct walk_reg *w)
+{
+    static struct rt_reg fresh;
+
+    (void)w;
+    walk_refused = !rt__token_register(walk_tok, &fresh, walk_cancel);
+    if (!walk_refused)
+        rt__token_unregister(&fresh);
+}
+
+/* Register 1..5 (the list holds them newest first: 5 4 3 2 1) and 0 under
+ * another token; give `who` its action; cancel; return the order of calls. */
+static const char *walk_run(struct rt *rt, int who, void (*then)(struct walk_reg *w))
+{
+    walk_tok = rt_token_new(rt, NULL);
+    walk_other = rt_token_new(rt, NULL);
+    walk_log[0] = '\0';
+    walk_refused = false;
+    memset(walk, 0, sizeof(walk));
+    walk[0].id = 0;
+    CHECK_MSG(rt__token_register(walk_other, &walk[0].reg, walk_cancel), "register 0");
+    for (int i = 1; i <= 5; i++) {
+        walk[i].id = i;
+        CHECK_MSG(rt__token_register(walk_tok, &walk[i].reg, walk_cancel), "register %d", i);
+    }
+    walk[who].then = then;
+    rt_token_cancel(walk_tok);
+    return walk_log;
+}
+
+static void walk_end(void)
+{
+    for (int i = 0; i <= 5; i++)
+        rt__token_unregister(&walk[i].reg);
+    rt_token_free(walk_tok);
+    rt_token_free(walk_other);
+}
+
+/* The walk itself: what each cancel function does to the list. */
+static void test_cancel_walk(void)
+{
+    struct rt *rt = test_rt();
+    const char *log;
+
+    log = walk_run(rt, 5, NULL);
+    CHECK_MSG(strcmp(log, "5 4 3 2 1") == 0, "five registrations: cancelled \"%s\"", log);
+    CHECK_MSG(!walk_tok->regs, "the token's list is not empty after its cancel");
+    rt_token_cancel(walk_tok);
+    CHECK_MSG(strcmp(walk_log, "5 4 3 2 1") == 0, "a second cancel called again: \"%s\"", walk_log);
+    walk_end();
+    printf("five registrations: each cancelled once, in list order; a second cancel calls none\n");
+
+    log = walk_run(rt, 5, walk_drop_next);
+    CHECK_MSG(strcmp(log, "5 3 2 1") == 0,
+              "5's cancel unregistered 4, the next in the list: cancelled \"%s\", expected "
+              "\"5 3 2 1\" (was the next pointer read before 5's cancel ran?)",
+              log);
+    walk_end();
+    printf("a cancel that unregisters the next registration: it is not called (5 3 2 1)\n");
+
+    log = walk_run(rt, 5, walk_drop_all);
+    CHECK_MSG(strcmp(log, "5") == 0,
+              "5's cancel unregistered all the others: cancelled \"%s\", expected \"5\"", log);
+    walk_end();
+    printf("a cancel that unregisters all the others: only it is called\n");
+
+    log = walk_run(rt, 3, walk_reuse);
+    CHECK_MSG(strcmp(log, "5 4 3 2 1") == 0 && walk[3].reg.tok == walk_other && walk_other->regs,
+              "3's cancel reused its registration under another token: cancelled \"%s\" (was "
+              "3's next pointer read after its cancel ran?)",
+              log);
+    CHECK_MSG(!walk_other->cancelled && walk[0].reg.tok == walk_other,
+              "the other token's registration was cancelled or unlinked");
+    walk_end();
+    printf("a cancel that reuses its registration under another token: the walk stays in its own "
+           "list\n");
+    test_end(rt);
+}
+
+/* A cancel function that starts something new under the token being
+ * cancelled: the token says no, from the first cancel function on. */
+static void test_cancel_refuses(void)
+{
+    struct rt *rt = test_rt();
+    const char *log;
+
+    log = walk_run(rt, 5, walk_start_new);
+    CHECK_MSG(walk_refused, "a cancel started a new registration under the token being "
+                            "cancelled, and it was accepted (is it marked cancelled first?)");
+    CHECK_MSG(strcmp(log, "5 4 3 2 1") == 0, "cancelled \"%s\"", log);
+    walk_end();
+    printf("a cancel that starts something new under the same token: refused\n");
+    test_end(rt);
+}
+
+/* ---- continuations ------------------------------------------------------------------ */
+
+struct counted_cont {
+    struct rt_cont c;
+    int runs;
+};
+
+static void counted_run(struct rt_cont *c)
+{
+    RT_CONTAINER(c, struct counted_cont, c)->runs++;
+}
+
+/* A continuation always runs once, from the run queue: whether the future
+ * completes later, or had completed before the continuation was handed over. */
+static void test_continuations(void)
+{
+    struct rt *rt = test_rt();
+    struct counted_cont early = {.c.run = counted_run}, late = {.c.run = counted_run};
+    struct rt_future *p = rt_promise(rt, "p");
+
+    rt__future_on_done(p, &early.c);
+    rt_promise_complete(p, 1);
+    CHECK_MSG(early.runs == 0, "a continuation ran inside the completion (%d runs)", early.runs);
+    rt__future_on_done(p, &late.c);
+    CHECK_MSG(late.runs == 0,
+              "a continuation handed to a completed future ran inside rt__future_on_done: "
+              "continuations run from the run queue, never inline");
+    rt_block_on(rt, rt_delay(rt, 0, NULL));
+    CHECK_MSG(early.runs == 1, "the continuation hung before completion ran %d times", early.runs);
+    CHECK_MSG(late.runs == 1,
+              "the continuation hung on an already completed future ran %d times, expected 1",
+              late.runs);
+    rt_future_release(p);
+    printf("continuations hung before and after completion: each ran once, from the run queue\n");
+    test_end(rt);
+}
+
+/* ---- combinators whose caller lets go before the children finish --------------------- */
+
+/* For valgrind and the sanitizers: a combinator outlives its caller's
+ * reference while arms are still to run, and frees itself after the last. */
+static void test_when_lifetimes(void)
+{
+    struct rt *rt = test_rt();
+    struct rt_future *p[3];
+
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 3; i++)
+            p[i] = rt_promise(rt, "p");
+        struct rt_future *any = rt_when_any(rt, p, 3);
+        rt_promise_complete(p[round], 10 + round);
+        long r = rt_block_on(rt, any); /* the caller's reference is gone now */
+        CHECK_MSG(r == round, "when_any, child %d completed first: %ld", round, r);
+        for (int i = 0; i < 3; i++)
+            if (i != round)
+                rt_promise_complete(p[i], -ECONNRESET); /* arms still to run */
+        rt_block_on(rt, rt_delay(rt, 0, NULL));
+        for (int i = 0; i < 3; i++)
+            CHECK_MSG(rt_future_take(p[i]) == (i == round ? 10 + round : -ECONNRESET), "p%d", i);
+        CHECK_MSG(rt->nfutures == 0, "when_any round %d: %u futures left", round, rt->nfutures);
+    }
+    printf("when_any released by its caller before the losers finished: freed after the last "
+           "arm\n");
+
+    for (int i = 0; i < 3; i++)
+        p[i] = rt_promise(rt, "p");
+    struct rt_future *all = rt_when_all(rt, p, 3);
+    rt_future_release(all); /* dropped before any child finished */
+    for (int i = 2; i >= 0; i--)
+        rt_promise_complete(p[i], i);
+    rt_block_on(rt, rt_delay(rt, 0, NULL));
+    for (int i = 0; i < 3; i++)
+        rt_future_release(p[i]);
+    CHECK_MSG(rt->nfutures == 0, "when_all dropped at once: %u futures left", rt->nfutures);
+    printf("when_all dropped by its caller at once: freed after the last arm\n");
+    test_end(rt);
 }
 
 /* ---- cancelling I/O in the backend ----------------------------------------------- */
@@ -418,7 +763,7 @@ static void test_cancel_io(void)
     printf("an accept cancelled after 50 ms: -ECANCELED, nothing left in flight\n");
     rt_token_free(tok);
     rt_close(rt, lfd);
-    rt_destroy(rt);
+    test_end(rt);
 }
 
 /* ---- pooled receives ----------------------------------------------------------------- */
@@ -517,7 +862,7 @@ static void test_pooled(void)
     rt_token_free(tok);
     rt_close(rt, sv[0]);
     close(sv[1]);
-    rt_destroy(rt);
+    test_end(rt);
 }
 
 /* ---- errors ------------------------------------------------------------------------- */
@@ -569,7 +914,7 @@ static void test_errors(void)
     rt_future_release(f[0]);
     rt_future_release(f[1]);
     printf("when_all: the failed child's -ECONNREFUSED\n");
-    rt_destroy(rt);
+    test_end(rt);
 }
 
 /* A failing task nobody awaits: reported when it is freed. */
@@ -581,7 +926,7 @@ static void test_unobserved(void)
     co->port = closed_port();
     rt_future_release(rt_task_start(&co->task, NULL)); /* fire and forget */
     CHECK_MSG(rt_run(rt) == 0, "rt_run");
-    rt_destroy(rt);
+    test_end(rt);
 }
 
 /* ---- the trampoline -------------------------------------------------------------------- */
@@ -621,7 +966,7 @@ static void test_chain(long n)
     rt_future_release(start);
     CHECK_MSG(r == n, "the last of %ld links returned %ld", n, r);
     printf("a chain of %ld awaiting tasks completed: %ld\n", n, r);
-    rt_destroy(rt);
+    test_end(rt);
 }
 
 /* ---- the .Result lesson ------------------------------------------------------------------ */
@@ -654,7 +999,7 @@ static void test_block_on_inside(void)
     long r = rt_block_on(rt, rt_task_start(&co->task, NULL));
     CHECK_MSG(r == 0 && clock_now_ms() - t0 < 2000, "the task recovered: %ld", r);
     printf("rt_block_on inside a task: refused with -EDEADLK, no hang\n");
-    rt_destroy(rt);
+    test_end(rt);
 }
 
 static void test_deadlock(void)
@@ -670,7 +1015,7 @@ static void test_deadlock(void)
     rt_future_release(never);
     CHECK_MSG(rt_block_on(rt, f) == 2, "after the promise completed");
     printf("awaiting a promise nobody completes: reported as a deadlock, not a hang\n");
-    rt_destroy(rt);
+    test_end(rt);
 }
 
 /* ---- shutdown --------------------------------------------------------------------------- */
@@ -699,7 +1044,7 @@ static void test_shutdown(void)
     printf("SIGTERM cancelled the root token: 3 tasks waiting 60 s finished in %lld ms\n",
            (long long)(clock_now_ms() - t0));
     rt_token_free(conn);
-    rt_destroy(rt);
+    test_end(rt);
 }
 
 /* ---- offload ------------------------------------------------------------------------------ */
@@ -746,7 +1091,7 @@ static void test_offload(void)
     printf("rt_read_file (%s): 4096 bytes at 65536, 1000 at the tail, 0 past the end\n",
            rt_files_native(rt) ? "native" : "on the pool");
     close(fd);
-    rt_destroy(rt);
+    test_end(rt);
 }
 
 int main(int argc, char **argv)
@@ -760,12 +1105,28 @@ int main(int argc, char **argv)
         test_timers();
     else if (strcmp(t, "timer-cancel") == 0)
         test_timer_cancel();
+    else if (strcmp(t, "heap-remove") == 0)
+        test_heap_remove();
+    else if (strcmp(t, "heap-order") == 0)
+        test_heap_order_group();
     else if (strcmp(t, "when-all") == 0)
         test_when_all();
     else if (strcmp(t, "when-any") == 0)
         test_when_any();
     else if (strcmp(t, "tokens") == 0)
-        test_tokens();
+        test_tokens(true, true);
+    else if (strcmp(t, "token-tree") == 0)
+        test_tokens(true, false);
+    else if (strcmp(t, "cancel-after") == 0)
+        test_tokens(false, true);
+    else if (strcmp(t, "cancel-walk") == 0)
+        test_cancel_walk();
+    else if (strcmp(t, "cancel-refuses") == 0)
+        test_cancel_refuses();
+    else if (strcmp(t, "continuations") == 0)
+        test_continuations();
+    else if (strcmp(t, "when-lifetimes") == 0)
+        test_when_lifetimes();
     else if (strcmp(t, "cancel-io") == 0)
         test_cancel_io();
     else if (strcmp(t, "pooled") == 0)
@@ -785,9 +1146,10 @@ int main(int argc, char **argv)
     else if (strcmp(t, "offload") == 0)
         test_offload();
     else {
-        fprintf(stderr, "usage: rt-test probe|timers|timer-cancel|when-all|when-any|tokens|"
-                        "cancel-io|pooled|errors|unobserved|chain [N]|block-on-inside|deadlock|"
-                        "shutdown|offload\n");
+        fprintf(stderr, "usage: rt-test probe|timers|timer-cancel|heap-remove|heap-order|"
+                        "when-all|when-any|when-lifetimes|continuations|tokens|token-tree|"
+                        "cancel-after|cancel-walk|cancel-refuses|cancel-io|pooled|errors|"
+                        "unobserved|chain [N]|block-on-inside|deadlock|shutdown|offload\n");
         return 2;
     }
     if (check_failures)

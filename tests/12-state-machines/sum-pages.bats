@@ -67,6 +67,13 @@ min_ticks_between_pages() {
     server_stop
 }
 
+@test "valgrind: three pages and their delays leak nothing (each awaited task freed), and no socket stays open" {
+    server_start "$HTTP_SERVER" -p 0
+    valgrind_clean "sum-pages" "$SUM_PAGES" -p "$PORT" -n 3 -d 10 -t 5
+    [ "$VG_STATUS" -eq 0 ] || fail "sum-pages under valgrind: exit $VG_STATUS: $(cat "$BATS_TEST_TMPDIR/vg.err")"
+    grep -q '^total: [1-9][0-9]* words$' "$BATS_TEST_TMPDIR/vg.out" || fail "no total under valgrind: $(cat "$BATS_TEST_TMPDIR/vg.out")"
+}
+
 @test "sum-pages: while it waits in Task.Delay, the loop keeps ticking (at least 5 ticks between pages)" {
     server_start "$HTTP_SERVER" -p 0
     # 300 ms delays, a tick every 10 ms: about 30 ticks between pages if the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Exercise 13-mini-runtime/late-continuation (fix): a continuation handed to
-# a future that has already completed must still run, from the run queue
-# (rt/future.c: rt__future_on_done). Runs against $IMPL (solutions by
+# a future that has already completed must still run, once, from the run
+# queue (rt/future.c: rt__future_on_done). Runs against $IMPL (solutions by
 # default; `make ex` uses exercises).
 
 load ../helpers/common
@@ -9,6 +9,9 @@ load exercise
 
 setup() { rt_exercise late-continuation 20; }
 
+@test "a continuation hung on a future that has already finished runs once, from the run queue, not inside the call that hangs it" {
+    rt_ex continuations
+}
 @test "when_any over two promises where only the second has already finished completes at once with index 1" {
     rt_ex when-any
     assert_output --partial "when_any of 300, 50, 200 ms: index 1 after"

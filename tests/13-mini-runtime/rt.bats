@@ -31,6 +31,10 @@ $output"
 @test "a timer cancelled from the middle of the heap leaves it at once with -ECANCELED; cancelling after it fired changes nothing" {
     rt_test timer-cancel
 }
+@test "rt__timer_remove takes any timer out of a full heap and leaves one not in it alone; 300 removals in a scrambled order keep the heap ordered" {
+    rt_test heap-remove
+    rt_test heap-order
+}
 @test "when_all of 200, 150 and 180 ms completes after about 200 ms, not 530; a failed child's error comes out once all are done" {
     rt_test when-all
 }
@@ -39,6 +43,16 @@ $output"
 }
 @test "cancelling a token cancels its children and grandchildren, not other tokens; cancel_after ends a 10 s delay after about 100 ms" {
     rt_test tokens
+}
+@test "a token's cancel calls each registration still registered exactly once, whatever the cancel functions do to the list, and refuses new work under the token" {
+    rt_test cancel-walk
+    rt_test cancel-refuses
+}
+@test "a continuation runs once, from the run queue, whether its future completes later or had completed before it was handed over" {
+    rt_test continuations
+}
+@test "a combinator whose caller let go before its children finished frees itself after its last arm and releases every child" {
+    rt_test when-lifetimes
 }
 @test "a recv and an accept cancelled in flight complete with -ECANCELED in the backend itself, and the socket still works" {
     rt_test cancel-io

@@ -241,6 +241,9 @@ void rt_destroy(struct rt *rt)
         return;
     }
     loop__run_ready(rt); /* combinator arms of the last completions */
+    /* A reference nobody released: its memory stays allocated. Say so. */
+    if (rt->nfutures > 0)
+        fprintf(stderr, "rt_destroy: %u futures never released (a leak)\n", rt->nfutures);
     rt_token_free(rt->root);
     if (rt->sig_fd >= 0) {
         cio_detach(rt->io, rt->sig_fd);

@@ -77,7 +77,8 @@ struct rt {
     struct rt_token *root;  /* cancelled by SIGINT/SIGTERM */
     struct list_node tasks; /* live (rt_task.link): started, not returned */
     unsigned ntasks;
-    unsigned pending; /* operations and pool jobs in flight (not the signal read) */
+    unsigned pending;  /* operations and pool jobs in flight (not the signal read) */
+    unsigned nfutures; /* futures allocated and not yet freed: a leak shows here */
 
     bool running; /* inside rt_block_on/rt_run, on loop_thread */
     pthread_t loop_thread;

@@ -36,6 +36,7 @@ void rt__future_init(struct rt_future *f, struct rt *rt, const char *name, unsig
     f->refs = refs;
     f->name = name;
     f->free = free_fn;
+    rt->nfutures++;
 }
 
 void rt__future_complete(struct rt_future *f, long res)
@@ -81,8 +82,10 @@ void rt_future_release(struct rt_future *f)
         fprintf(stderr, "rt: %s released once too often\n", f->name);
         abort();
     }
-    if (--f->refs == 0)
+    if (--f->refs == 0) {
+        f->rt->nfutures--;
         f->free(f);
+    }
 }
 
 long rt_future_take(struct rt_future *f)
