@@ -325,52 +325,87 @@ exercise_tap_detail() {
 # its TAP output into TAP (and to stdout with "show"), and stop at the first
 # failing test: a wrong answer's verdict should not wait for the tests after
 # the one that caught it. The tests run 4 at a time where GNU parallel is
-# installed (bats --jobs; their results still come in the file's order): most
-# of their time is spent waiting on a server, not on a CPU. Returns bats'
-# status, or 1 when it was stopped at a failure.
+# installed (bats --jobs): most of their time is spent waiting on a server,
+# not on a CPU. Returns bats' status, or 1 when it was stopped at a failure.
 #
+# bats --jobs prints a test's result only once every test before it has
+# finished (and then only between starting others), so a failure is looked
+# for where each test leaves its output as it ends: bats' parallel_output/N/
+# folders, in a temporary folder of this run's own. The failing test's
+# output is shown as soon as it is there, whatever its place in the file.
 # A stopped run does not reach its tests' teardown: bats runs in a session of
 # its own, and everything of that session (the servers and clients its tests
 # started) is stopped with it, SIGTERM and then SIGKILL for what a wrong
-# answer may ignore. Its temporary files go to $TMPDIR, which the callers
-# point at a folder they remove.
+# answer may ignore.
 exercise_bats() {
-    local tap="$1" file="$2" show="${3:-}" jobs=() n pid st=0 shown=0 total stopped=0
+    local tap="$1" file="$2" show="${3:-}" jobs=() n pid wrapper st=0 shown=0 total stopped=0 td out failed=""
     if command -v parallel >/dev/null; then
         n=$(($(nproc 2>/dev/null || echo 1) * 2))
         [ "$n" -gt 4 ] && n=4
         [ "$n" -gt 1 ] && jobs=(--jobs "$n")
     fi
+    td="$(mktemp -d "${TMPDIR:-/tmp}/exercise-bats.XXXXXX")" || return 1
     : >"$tap"
-    setsid bats "${jobs[@]}" --tap "$file" >"$tap" 2>&1 </dev/null &
-    pid=$!
-    while kill -0 "$pid" 2>/dev/null; do
+    # bats in a session of its own (its pid is its group's), inside a
+    # subshell that keeps its status and swallows the shell's "Terminated"
+    (
+        TMPDIR="$td" setsid bash -c 'echo $$ >"$1/pid" && exec bats "${@:2}"' _ "$td" \
+            "${jobs[@]}" --tap "$file" >"$tap" 2>&1 </dev/null
+        echo $? >"$td/status"
+    ) 2>/dev/null &
+    wrapper=$!
+    while [ ! -s "$td/pid" ] && kill -0 "$wrapper" 2>/dev/null; do sleep 0.05; done
+    pid=$(cat "$td/pid" 2>/dev/null)
+    while kill -0 "$wrapper" 2>/dev/null; do
         if [ "$show" = show ]; then
             total=$(wc -l <"$tap")
             [ "$total" -gt "$shown" ] && sed -n "$((shown + 1)),${total}p" "$tap" && shown=$total
         fi
+        failed=""
         if grep -q '^not ok' "$tap"; then
-            # the failure's own lines (why, what the server said) follow its
-            # "not ok" at once: give them a moment to arrive
+            failed=inline
+        else
+            for out in "$td"/bats-run-*/parallel_output/*/stdout; do
+                [ -f "$out" ] && grep -q '^not ok' "$out" && { failed="$out"; break; }
+            done
+        fi
+        if [ -n "$failed" ]; then
+            # the failure's own lines (why, what the server said) come with
+            # its "not ok" or right after it: give them a moment to arrive
             sleep 0.3
-            kill -TERM -- -"$pid" 2>/dev/null
+            # a failure bats has not printed yet: its lines, kept before
+            # the stop (bats removes its folder on the way out)
+            if [ "$failed" != inline ]; then
+                cat "$failed" "${failed%/stdout}/stderr" >"$td/failed" 2>/dev/null
+            fi
+            [ -n "$pid" ] && kill -TERM -- -"$pid" 2>/dev/null
             sleep 0.2
-            kill -KILL -- -"$pid" 2>/dev/null
+            [ -n "$pid" ] && kill -KILL -- -"$pid" 2>/dev/null
+            wait "$wrapper" 2>/dev/null
+            if [ -s "$td/failed" ] && ! grep -qxF "$(grep -m1 '^not ok' "$td/failed")" "$tap"; then
+                cat "$td/failed" >>"$tap"
+            fi
             stopped=1
             break
         fi
         sleep 0.1
     done
-    wait "$pid" 2>/dev/null || st=$?
-    [ "$stopped" = 1 ] && st=1
+    wait "$wrapper" 2>/dev/null
+    st=$(cat "$td/status" 2>/dev/null) || st=1
+    if [ "$stopped" = 1 ]; then
+        st=1
+        # what the stop itself made bats' shells say
+        sed -i '/^Terminated$/d; /^Killed$/d; /^rm: cannot remove /d' "$tap"
+    fi
     if [ "$show" = show ]; then
         total=$(wc -l <"$tap")
         [ "$total" -gt "$shown" ] && sed -n "$((shown + 1)),${total}p" "$tap"
         if [ "$stopped" = 1 ]; then
             n=$(sed -n 's/^1\.\.//p' "$tap" | head -n 1)
-            echo "# stopped at the first failure; $((${n:-0} - $(grep -cE '^(not )?ok ' "$tap"))) more tests of this file not run"
+            echo "# stopped at the first failure; $((${n:-0} - $(grep -cE '^(not )?ok ' "$tap"))) other tests of this file not run, or not finished"
         fi
     fi
+    rm -rf "$td"
     return "$st"
 }
 
