@@ -1,11 +1,12 @@
 #!/usr/bin/env bats
 # Exercise 06-kqueue/kq-dispatch: the loop's dispatch of each kevent by its
 # filter and udata. Runs against $IMPL (solutions by default: the chapter's
-# own echo-kqueue.c).
+# own echo-kqueue.c). The quickest tests that tell a wrong answer come first.
 
 load ../helpers/common
 load ../helpers/echo_suite
 load idle
+load loop
 
 setup() {
     SERVER_CMD=("$(impl_bin kq-dispatch echo-kqueue)")
@@ -17,26 +18,40 @@ setup() {
     conn_open c
     expect_echo "$c" "hello, kqueue"
     exec {c}>&-
-    suite_stop_clean
+    signal_stops TERM 3
 }
 
-@test "kq-dispatch: 16 MiB to a slow reader come back intact (EVFILT_WRITE flushes the rest)" {
+@test "kq-dispatch: SIGINT, like SIGTERM, stops the server with clients connected, exit 0" {
+    local a b
     suite_start
-    # 1 MiB written per turn, 64 KiB read after a 2 ms nap: the echo piles up
-    # in the server's socket, and the rest must wait for EVFILT_WRITE.
-    slow_reader_mib 16 20 bytes
-    suite_stop_clean
+    conn_open a
+    conn_open b
+    expect_echo "$a" "before SIGINT"
+    signal_stops INT 3
+    exec {a}>&- {b}>&-
+}
+
+@test "kq-dispatch: an event behind the one that closed its connection, in the same batch, is skipped" {
+    stale_events_skipped
+    signal_stops TERM 3
+}
+
+# Under the faults shim: short reads and writes, EINTR, and writes that fail
+# with EAGAIN although the socket has room. The reference: 0 wake-ups in
+# the second after the burst drained.
+@test "kq-dispatch: 8 MiB that filled the socket come back under short writes and EAGAIN (EVFILT_WRITE flushes the rest), then the idle loop sleeps" {
+    # shellcheck disable=SC2046 # one word per VAR=VALUE
+    burst_then_quiet env $(faults_env FAULTS_SHORT_READ=30 FAULTS_SHORT_WRITE=50 FAULTS_EAGAIN=10 FAULTS_EINTR=10)
+    signal_stops TERM 3
+    faults_injected short_reads short_writes eagain eintr
 }
 
 @test "kq-dispatch -t 1: an idle client is closed by its timer, an active one is not" {
     idle_closed_active_kept 6 6
-    suite_stop_clean
+    signal_stops TERM 3
 }
 
-@test "kq-dispatch: out of fds (EMFILE), the clients left in the backlog are served once others leave (the retry timer)" {
-    suite_emfile_recovers
-}
-
-@test "kq-dispatch: SIGINT, like SIGTERM, stops the server with clients connected, exit 0" {
-    SUITE_STOP_SIGNAL=INT suite_sigterm_with_clients
+# The reference: 0 wake-ups in the second after the waiting clients were served.
+@test "kq-dispatch: out of fds (EMFILE), the clients left in the backlog are served once others leave (the retry timer), then the loop sleeps" {
+    emfile_then_quiet
 }

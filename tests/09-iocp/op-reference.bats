@@ -3,7 +3,7 @@
 # reference: the "open" one, and one per posted operation, dropped when its
 # completion has been handled. Runs against $IMPL (solutions by default;
 # `make ex` uses exercises), under Wine (see wine.bash; servers are stopped
-# with SIGINT).
+# with SIGINT). The quickest tests that tell a wrong answer come first.
 
 load ../helpers/common
 load ../helpers/echo_suite
@@ -20,7 +20,34 @@ setup() { iocp_exercise_setup op-reference 10; }
         expect_echo "$a" "message $i"
     done
     exec {a}>&-
-    suite_stop_clean
+    iocp_stops 3
+}
+
+# The one moment an operation outlives its connection's "open" reference:
+# at shutdown, conn_close() cancels each client's posted recv, and the
+# recv's completion comes later. Its own reference must keep the
+# connection until then. Wine's heap checking (WINEDEBUG=warn+heap) fills
+# freed memory with 0xfeeefeee, so a completion that reaches a connection
+# already freed crashes at once, instead of reading values that still
+# look right (a freed socket: WSAENOTSOCK, error 10038).
+@test "op-reference: Ctrl-C with 4 clients waiting, their recvs posted: each connection is freed after its cancelled recv completes, not before" {
+    local a b c d
+    suite_start env WINEDEBUG=warn+heap
+    conn_open a
+    conn_open b
+    conn_open c
+    conn_open d
+    expect_echo "$a" "a recv is posted after this echo"
+    expect_echo "$b" "and after this one"
+    expect_echo "$c" "and this one"
+    expect_echo "$d" "and this one"
+    iocp_stops 5
+    exec {a}>&- {b}>&- {c}>&- {d}>&-
+    if grep -Eq 'Unhandled|error 10038|completed with an error' "$SERVER_ERR"; then
+        fail "a completion reached a connection that was already freed (its socket closed); stderr:
+$(cat "$SERVER_ERR")"
+    fi
+    require_freed 4
 }
 
 @test "op-reference: 20 clients of 50 messages each, then shutdown: every reference dropped once, 0 still allocated" {
@@ -28,8 +55,6 @@ setup() { iocp_exercise_setup op-reference 10; }
     run timeout 30 "$(tool_bin echo-load)" -p "$PORT" -c 20 -n 50 -l 200 -t 10
     [ "$status" -eq 0 ] || server_gone "echo-load: $output"
     assert_output --partial "errors 0"
-    suite_stop_clean
-    grep -q '^echo-iocp: 20 connections served, 0 still allocated' "$SERVER_ERR" ||
-        fail "expected 'echo-iocp: 20 connections served, 0 still allocated' at exit; stderr:
-$(cat "$SERVER_ERR")"
+    iocp_stops 5
+    require_freed 20
 }
