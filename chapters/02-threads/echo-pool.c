@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ECHO_BUF_SIZE   4096
@@ -96,6 +97,23 @@ static void conn_echo(int fd)
     }
 }
 
+/* A test hook, off unless a test sets ECHO_POOL_TEST_BEGIN_DELAY_MS=N: a
+ * worker that has taken a client then says so on stderr and sleeps N ms
+ * before it publishes it, so that a test can stop the server at that very
+ * moment, the one the `stopping` flag is for. */
+static long test_begin_delay_ms;
+
+static void test_begin_delay(int fd)
+{
+    struct timespec ts = {test_begin_delay_ms / 1000, test_begin_delay_ms % 1000 * 1000000L};
+
+    if (test_begin_delay_ms <= 0)
+        return;
+    fprintf(stderr, "echo-pool: test hook: took fd %d, sleeping %ld ms before serving it\n", fd,
+            test_begin_delay_ms);
+    nanosleep(&ts, NULL);
+}
+
 /* Publish the connection this worker serves, so pool_stop() can shut it down.
  * Returns false when the pool is already stopping: the stopper may have gone
  * past this worker, so nobody would wake it. */
@@ -103,6 +121,7 @@ static bool worker_begin(struct worker *w, int fd)
 {
     bool ok;
 
+    test_begin_delay(fd);
     pthread_mutex_lock(&w->pool->busy_lock);
     ok = !w->pool->stopping;
     if (ok)
@@ -218,6 +237,8 @@ int main(int argc, char **argv)
     int listen_fd, err;
 
     net_cli_parse(&cli, argc, argv, "Echo server: a fixed pool of worker threads.", &extra);
+    if (getenv("ECHO_POOL_TEST_BEGIN_DELAY_MS"))
+        test_begin_delay_ms = atol(getenv("ECHO_POOL_TEST_BEGIN_DELAY_MS"));
 
     /* Before any thread exists, so that every thread inherits the mask. */
     sigemptyset(&p.stop_signals);

@@ -132,4 +132,10 @@ void pool__handoff_close(struct pool *p);
 /* A pool thread: `job` has finished its work; hand it to the loop thread. */
 void pool__complete(struct pool *p, struct pool_job *job);
 
+/* A test hook, NULL except in pool-check: when set, pool_drain()'s clearing
+ * of the wake fd calls it first, on the loop thread, so that a check can
+ * finish a job at that very moment (the one the order "clear, then take the
+ * list" is about) instead of hoping for it. */
+extern void (*pool__test_before_clear)(struct pool *p);
+
 #endif

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* faults.c: an LD_PRELOAD shim that makes socket I/O misbehave the
- * ways the kernel is allowed to: short reads, short writes, EINTR and EAGAIN.
+ * ways the kernel is allowed to: short reads, short writes, EINTR and EAGAIN;
+ * and condition variables the way POSIX allows: spurious wake-ups.
  *
  * On a quiet loopback a 100-byte write() always writes 100 bytes, so a server
  * that forgets to loop over short writes passes every test and then loses
@@ -20,10 +21,17 @@
  *   FAULTS_EINTR=P         the call fails with EINTR, having done nothing
  *   FAULTS_EAGAIN=P        the call fails with EAGAIN, having done nothing, but
  *                          only on a non-blocking fd or with MSG_DONTWAIT
+ *   FAULTS_SPURIOUS_WAKEUP=P  pthread_cond_wait and pthread_cond_timedwait
+ *                          return 0 at once, without a signal, P percent of the
+ *                          time: the mutex is unlocked, the thread yields, the
+ *                          mutex is locked again (a wait that sits in an `if`
+ *                          instead of a `while` then goes on with its condition
+ *                          false)
  *   FAULTS_SEED=N          seed of the private random generator (default 1)
  *   FAULTS_FDS=all         misbehave on every fd, not only on sockets
  *   FAULTS_LOG=FILE        at exit, append "pid=N short_reads=N short_writes=N
- *                          eintr=N eagain=N calls=N" to FILE
+ *                          eintr=N eagain=N calls=N spurious=N cond_waits=N"
+ *                          to FILE
  *
  * Rules that keep the shim honest (it must only do what a kernel may do):
  *   - a short count is at least 1 byte, and a 0- or 1-byte call is never
@@ -32,11 +40,14 @@
  *   - short counts only on byte streams (stream sockets, pipes, regular files):
  *     cutting a datagram or an eventfd read would lose or break data, which
  *     the kernel never does to a caller that gave a big enough buffer;
- *   - no short count when recv*() asked for MSG_WAITALL.
+ *   - no short count when recv*() asked for MSG_WAITALL;
+ *   - a spurious wake-up returns 0 with the mutex held again, as POSIX says a
+ *     wait returns; it never fails, and never reports a timeout it did not wait.
  *
  * What it cannot reach: statically linked programs, system calls made without
  * the libc wrappers (io_uring, syscall(2)), and calls libc makes internally
- * (stdio's own writes go straight to the kernel, past this library).
+ * (stdio's own writes go straight to the kernel, past this library);
+ * among condition waits, pthread_cond_clockwait() and C11's cnd_wait().
  * See README.md beside this file.
  */
 
@@ -49,6 +60,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -79,6 +91,7 @@ static struct {
     unsigned short_write; /* percent */
     unsigned eintr;       /* percent */
     unsigned eagain;      /* percent */
+    unsigned spurious;    /* percent of condition waits that return at once */
     int all_fds;          /* FAULTS_FDS=all */
     uint64_t seed;
     char log_path[PATH_MAX]; /* empty: no log */
@@ -89,6 +102,9 @@ static struct {
  * but never fired" from "the shim was not loaded". */
 static atomic_ulong faults__short_reads, faults__short_writes, faults__eintrs, faults__eagains,
     faults__calls;
+/* Condition waits: the spurious wake-ups made, and every wait that went
+ * through a wrapper (the proof that the program waited at all). */
+static atomic_ulong faults__spurious, faults__cond_waits;
 
 /* ---- the real functions --------------------------------------------------- */
 
@@ -566,6 +582,92 @@ ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
     return real(fd, &local, flags);
 }
 
+/* ---- the wrappers: condition variables ------------------------------------ */
+
+/* glibc has two pthread_cond_wait: the current one (GLIBC_2.3.2 on x86_64 and
+ * the other old ports) and a compatibility one for programs linked before
+ * 2003, whose pthread_cond_t is laid out differently. A program built today
+ * calls the current one, so that is the one to call next. dlsym() returns the
+ * newest version, or a sanitizer's interceptor (which calls the current one
+ * itself, and must see the wait to follow the mutex); should it ever return
+ * the old version, ask for the current one by name with dlvsym(). On ports
+ * born after 2003 (aarch64, riscv64) there is only one version and no
+ * GLIBC_2.2.5 to compare with. */
+typedef int (*faults__cond_wait_fn)(pthread_cond_t *, pthread_mutex_t *);
+typedef int (*faults__cond_timedwait_fn)(pthread_cond_t *, pthread_mutex_t *,
+                                         const struct timespec *);
+
+static _Atomic(void *) faults__real_cond_wait, faults__real_cond_timedwait;
+
+static void *faults__cond_sym(_Atomic(void *) *slot, const char *name)
+{
+    void *p = atomic_load_explicit(slot, memory_order_acquire);
+
+    if (!p) {
+        p = dlsym(RTLD_NEXT, name);
+#ifdef __GLIBC__
+        void *old = dlvsym(RTLD_NEXT, name, "GLIBC_2.2.5");
+        void *now = dlvsym(RTLD_NEXT, name, "GLIBC_2.3.2");
+        if (p && p == old && now)
+            p = now;
+#endif
+        atomic_store_explicit(slot, p, memory_order_release);
+    }
+    return p;
+}
+
+/* Should this wait end at once? Counts the wait, and the wake-up if so. */
+static int faults__spurious_now(void)
+{
+    atomic_fetch_add_explicit(&faults__cond_waits, 1, memory_order_relaxed);
+    if (!faults__roll(faults__cfg.spurious))
+        return 0;
+    atomic_fetch_add_explicit(&faults__spurious, 1, memory_order_relaxed);
+    return 1;
+}
+
+/* A wake-up with no signal, as POSIX allows ("spurious wakeups from the
+ * pthread_cond_timedwait() or pthread_cond_wait() functions may occur"): the
+ * mutex is released and taken again, as a real wait does, so another thread
+ * may run in between and change what the waiter was waiting for. The yield
+ * gives it the chance on a busy machine. Returns 0, like a wait that was
+ * signalled. */
+static int faults__wake_spuriously(pthread_mutex_t *m)
+{
+    int err = pthread_mutex_unlock(m);
+
+    if (err)
+        return err; /* not the caller's mutex: let the caller see the error */
+    sched_yield();
+    return pthread_mutex_lock(m);
+}
+
+int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+    faults__cond_wait_fn real =
+        (faults__cond_wait_fn)faults__cond_sym(&faults__real_cond_wait, "pthread_cond_wait");
+
+    if (!real)
+        return ENOSYS;
+    if (faults__spurious_now())
+        return faults__wake_spuriously(m);
+    return real(c, m);
+}
+
+int pthread_cond_timedwait(pthread_cond_t *restrict c, pthread_mutex_t *restrict m,
+                           const struct timespec *restrict abstime)
+{
+    faults__cond_timedwait_fn real = (faults__cond_timedwait_fn)faults__cond_sym(
+        &faults__real_cond_timedwait, "pthread_cond_timedwait");
+
+    if (!real)
+        return ENOSYS;
+    /* Before the deadline or not, 0: a spurious wake-up is not a timeout. */
+    if (faults__spurious_now())
+        return faults__wake_spuriously(m);
+    return real(c, m, abstime);
+}
+
 /* ---- loading and exiting ------------------------------------------------ */
 
 static unsigned faults__percent(const char *name)
@@ -596,6 +698,8 @@ static void faults__after_fork_child(void)
     atomic_store(&faults__eintrs, 0);
     atomic_store(&faults__eagains, 0);
     atomic_store(&faults__calls, 0);
+    atomic_store(&faults__spurious, 0);
+    atomic_store(&faults__cond_waits, 0);
     faults__rng_state = 0;
 }
 
@@ -608,6 +712,7 @@ __attribute__((constructor)) static void faults__load(void)
     faults__cfg.short_write = faults__percent("FAULTS_SHORT_WRITE");
     faults__cfg.eintr = faults__percent("FAULTS_EINTR");
     faults__cfg.eagain = faults__percent("FAULTS_EAGAIN");
+    faults__cfg.spurious = faults__percent("FAULTS_SPURIOUS_WAKEUP");
 
     if ((s = getenv("FAULTS_SEED")) && *s) {
         char *end;
@@ -642,6 +747,8 @@ __attribute__((constructor)) static void faults__load(void)
 
     for (int fn = 0; fn < FAULTS_NFN; fn++)
         faults__sym((enum faults__fn)fn);
+    faults__cond_sym(&faults__real_cond_wait, "pthread_cond_wait");
+    faults__cond_sym(&faults__real_cond_timedwait, "pthread_cond_timedwait");
     pthread_atfork(NULL, NULL, faults__after_fork_child);
     errno = saved_errno;
 }
@@ -658,10 +765,12 @@ __attribute__((destructor)) static void faults__exit(void)
     if (!faults__cfg.log_path[0] || !real_write)
         return;
     n = snprintf(line, sizeof(line),
-                 "pid=%ld short_reads=%lu short_writes=%lu eintr=%lu eagain=%lu calls=%lu\n",
+                 "pid=%ld short_reads=%lu short_writes=%lu eintr=%lu eagain=%lu calls=%lu "
+                 "spurious=%lu cond_waits=%lu\n",
                  (long)getpid(), atomic_load(&faults__short_reads),
                  atomic_load(&faults__short_writes), atomic_load(&faults__eintrs),
-                 atomic_load(&faults__eagains), atomic_load(&faults__calls));
+                 atomic_load(&faults__eagains), atomic_load(&faults__calls),
+                 atomic_load(&faults__spurious), atomic_load(&faults__cond_waits));
     fd = open(faults__cfg.log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd >= 0) {
         if (real_write(fd, line, (size_t)n) != n) /* the real one: no faults in our own log */

@@ -8,7 +8,7 @@ load ../helpers/common
 load files
 load exercise
 
-setup_file() { pool_exercise_setup_file done-on-worker 30; }
+setup_file() { pool_exercise_setup_file done-on-worker 20; }
 
 setup() { pool_exercise_setup done-on-worker; }
 

@@ -14,6 +14,7 @@
 #   pool_exercise_setup EX               SERVER: EX's file-server serving $ROOT
 #   pool_check_ok CHECK...               that pool-check run passed each named check
 #   fetch_together N SECONDS FILE...     N clients at once, each gets its file intact
+#   leak_checked                         VG: valgrind's words for a leak-checked server
 
 # A reply that has not come after 10 s will not come: fail then, not after 50.
 export FETCH_TIMEOUT=10
@@ -51,6 +52,19 @@ pool_check_ok() {
         grep -qF "ok - $c" <<<"$out" || fail "pool-check (status $status): expected 'ok - $c'
 $out"
     done
+}
+
+# leak_checked: VG is an array of the words to put before a server so that
+# valgrind checks it for leaks (exit 97 on one: stop_within then fails with
+# valgrind's report on stderr); skips where valgrind cannot run; empty when
+# make test VALGRIND=1 puts valgrind there already.
+leak_checked() {
+    command -v valgrind >/dev/null || skip "valgrind is not installed"
+    case "$BUILD" in */san-*) skip "valgrind and a sanitizer build do not mix (${BUILD##*/})" ;; esac
+    # shellcheck disable=SC2054 # the commas are valgrind's, inside one word
+    VG=(valgrind --quiet --error-exitcode=97 --leak-check=full --show-leak-kinds=definite,indirect
+        --errors-for-leak-kinds=definite,indirect)
+    if course_valgrind; then VG=(); fi
 }
 
 # fetch_together N SECONDS FILE...: N file-clients at once, client i asking

@@ -192,3 +192,56 @@ assert_count() {
     assert_count "short writes seen, against the log" -eq "$(faults_count short_writes)" \
         "$(seen short_writes)"
 }
+
+# ---- FAULTS_SPURIOUS_WAKEUP: condition waits that end without a signal --------
+# build/common/faults/cond-check hands a flag from one thread to another
+# through a condition variable, the waiter testing it with `while` (-m while)
+# or once with `if` (-m if); it exits 1 when the waiter went on without it.
+
+@test "without the shim a condition wait in an if passes: the control run" {
+    local prog="$BUILD/common/faults/cond-check"
+    require_bin "$prog" common
+    run --separate-stderr timeout 60 "$prog" -m if -n 200
+    [ "$status" -eq 0 ] || fail "expected exit 0 without the shim, got $status: $output $stderr"
+}
+
+@test "FAULTS_SPURIOUS_WAKEUP=50 catches a condition wait in an if, and a while survives it" {
+    local prog="$BUILD/common/faults/cond-check" t
+    require_bin "$prog" common
+    for t in "" -t; do
+        rm -f "$LOG"
+        shimmed FAULTS_SPURIOUS_WAKEUP=50 -- "$prog" -m if -n 200 $t
+        [ "$status" -eq 1 ] ||
+            fail "cond-check -m if $t: expected exit 1 (caught), got $status: $output $stderr"
+        assert_output --partial "the \`if\` went on"
+        assert_count "spurious wake-ups in the log (-m if $t)" -gt 0 "$(faults_count spurious)"
+
+        rm -f "$LOG"
+        shimmed FAULTS_SPURIOUS_WAKEUP=50 -- "$prog" -m while -n 200 $t
+        [ "$status" -eq 0 ] ||
+            fail "cond-check -m while $t: expected exit 0, got $status: $output $stderr"
+        assert_count "spurious wake-ups in the log (-m while $t)" -gt 0 "$(faults_count spurious)"
+        # each of 200 rounds waits at least once on each side
+        assert_count "condition waits in the log (-m while $t)" -ge 400 "$(faults_count cond_waits)"
+    done
+}
+
+@test "FAULTS_SPURIOUS_WAKEUP=100 never lets a wait sleep, and a while loop still hands every flag over" {
+    local prog="$BUILD/common/faults/cond-check"
+    require_bin "$prog" common
+    shimmed FAULTS_SPURIOUS_WAKEUP=100 -- "$prog" -m while -n 100
+    [ "$status" -eq 0 ] || fail "expected exit 0, got $status: $output $stderr"
+    assert_count "spurious wake-ups against waits" -eq "$(faults_count cond_waits)" \
+        "$(faults_count spurious)"
+}
+
+@test "under ThreadSanitizer the shim's spurious wake-ups hold the mutex as a real wait does" {
+    local san="$TOP/build/san-thread/common/faults/cond-check"
+    [ -x "$san" ] || skip "no ThreadSanitizer build: make -C common SAN=thread"
+    # The shim calls TSan's own pthread_cond_wait (dlsym finds it first), so
+    # TSan follows the mutex through every wait; a report would fail the run.
+    shimmed FAULTS_SPURIOUS_WAKEUP=50 TSAN_OPTIONS=halt_on_error=1:exitcode=66 -- "$san" -m while -n 300
+    [ "$status" -eq 0 ] || fail "expected exit 0 and no report, got $status: $stderr"
+    [[ "$stderr" != *"ThreadSanitizer"* ]] || fail "ThreadSanitizer reported: $stderr"
+    assert_count "spurious wake-ups in the log" -gt 0 "$(faults_count spurious)"
+}

@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ECHO_BUF_SIZE   4096
@@ -72,6 +73,20 @@ struct registry {
 struct server_opts {
     long stack_kb; /* -s; 0 keeps the default */
 };
+
+/* A test hook, off unless a test sets ECHO_THREADS_TEST_LINGER_MS=N: each
+ * worker then sleeps N ms between its client's end and its exit, so that a
+ * test can be sure workers are still live at a given moment (the stop must
+ * wait for them, and the main thread must be woken to join them). */
+static long test_linger_ms;
+
+static void test_linger(void)
+{
+    struct timespec ts = {test_linger_ms / 1000, test_linger_ms % 1000 * 1000000L};
+
+    if (test_linger_ms > 0)
+        nanosleep(&ts, NULL);
+}
 
 static void report(const char *call, int fd, int err)
 {
@@ -113,6 +128,7 @@ static void *conn_thread(void *arg)
     char one = 1;
 
     conn_echo(c->fd);
+    test_linger(); /* tests only: see test_linger() */
 
     pthread_mutex_lock(&reg->lock);
     if (c->prev)
@@ -263,6 +279,8 @@ int main(int argc, char **argv)
     int stop_fd, listen_fd, reap[2], err;
 
     net_cli_parse(&cli, argc, argv, "Echo server: one thread per connection.", &extra);
+    if (getenv("ECHO_THREADS_TEST_LINGER_MS"))
+        test_linger_ms = atol(getenv("ECHO_THREADS_TEST_LINGER_MS"));
     pthread_attr_init(&attr);
     if (opts.stack_kb && (err = pthread_attr_setstacksize(&attr, (size_t)opts.stack_kb * 1024)))
         net_die(err, "pthread_attr_setstacksize(%ld KiB)", opts.stack_kb);
@@ -306,6 +324,14 @@ int main(int argc, char **argv)
 
     close(listen_fd);
     registry_stop_all(&reg);
+    /* What the stop promises, checked before anything is freed: a stop that
+     * returned early (its wait ended without the last worker's signal, which
+     * POSIX allows) would free the lock and the pipe under running workers. */
+    if (reg.nlive > 0 || reg.live || reg.finished) {
+        fprintf(stderr, "echo-threads: the stop returned with %zu connections still live%s\n",
+                reg.nlive, reg.finished ? " and finished workers not joined" : "");
+        return 1;
+    }
     pthread_cond_destroy(&reg.all_done);
     pthread_mutex_destroy(&reg.lock);
     close(reap[0]);

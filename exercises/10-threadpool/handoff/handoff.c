@@ -86,10 +86,14 @@ static void handoff__wake(struct pool *p)
     }
 }
 
+void (*pool__test_before_clear)(struct pool *p);
+
 /* Consume every pending wake-up, so a level-triggered epoll stops reporting
  * the fd until the next one. */
 static void handoff__clear(struct pool *p)
 {
+    if (pool__test_before_clear)
+        pool__test_before_clear(p);
 #ifdef __linux__
     uint64_t count;
 

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/* cond-check.c: a hand-off between two threads through a condition variable,
+ * waited for with `while` (right) or `if` (wrong), to show what the faults
+ * shim's FAULTS_SPURIOUS_WAKEUP does to each.
+ *
+ * A producer sets `ready` ROUNDS times, a little after the consumer has
+ * started waiting for it; the consumer takes it each time. A wait that ends
+ * with `ready` still false (a spurious wake-up, which POSIX allows) is only
+ * harmless if the waiter tests the condition again: the `while` form does,
+ * the `if` form goes on as if it had been signalled, and this program then
+ * says so and exits 1. Without the shim, spurious wake-ups are rare enough
+ * that the `if` form passes too: that is what the shim is for.
+ *
+ *     make -C common/faults
+ *     build/common/faults/cond-check -m if                    # passes: luck
+ *     FAULTS_SPURIOUS_WAKEUP=50 LD_PRELOAD=build/common/faults/libfaults.so \
+ *         build/common/faults/cond-check -m if                # caught
+ *
+ * Options: -m while|if (default while), -t to wait with
+ * pthread_cond_timedwait() (a deadline far away) instead of
+ * pthread_cond_wait(), -n ROUNDS (default 200). Exit 0: every hand-off went
+ * through; 1: the consumer went on without `ready`; 2: bad arguments.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ready_cond = PTHREAD_COND_INITIALIZER; /* ready became true */
+static pthread_cond_t taken_cond = PTHREAD_COND_INITIALIZER; /* ready became false */
+static bool ready;
+static bool timed;
+static long rounds = 200;
+
+/* One wait on c, plain or timed; the deadline is far enough never to come. */
+static void wait_on(pthread_cond_t *c)
+{
+    int err;
+
+    if (timed) {
+        struct timespec deadline;
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_sec += 60;
+        err = pthread_cond_timedwait(c, &lock, &deadline);
+    } else {
+        err = pthread_cond_wait(c, &lock);
+    }
+    if (err) {
+        fprintf(stderr, "cond-check: pthread_cond_%swait: %s\n", timed ? "timed" : "",
+                strerror(err));
+        exit(1);
+    }
+}
+
+static void *producer(void *arg)
+{
+    struct timespec pause = {0, 100 * 1000}; /* 0.1 ms: the consumer is waiting by then */
+
+    (void)arg;
+    for (long i = 0; i < rounds; i++) {
+        nanosleep(&pause, NULL);
+        pthread_mutex_lock(&lock);
+        ready = true;
+        pthread_cond_signal(&ready_cond);
+        while (ready) /* always a while here: only the consumer's form is on trial */
+            wait_on(&taken_cond);
+        pthread_mutex_unlock(&lock);
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    bool use_if = false;
+    pthread_t t;
+    int opt, err;
+
+    while ((opt = getopt(argc, argv, "m:tn:h")) != -1) {
+        if (opt == 'm' && (strcmp(optarg, "if") == 0 || strcmp(optarg, "while") == 0))
+            use_if = strcmp(optarg, "if") == 0;
+        else if (opt == 't')
+            timed = true;
+        else if (opt == 'n' && (rounds = atol(optarg)) > 0)
+            continue;
+        else {
+            fprintf(opt == 'h' ? stdout : stderr,
+                    "usage: cond-check [-m while|if] [-t] [-n ROUNDS]\n"
+                    "Hand a flag from one thread to another ROUNDS times (200); exit 1 if the\n"
+                    "waiter went on without it.\n");
+            return opt == 'h' ? 0 : 2;
+        }
+    }
+    if ((err = pthread_create(&t, NULL, producer, NULL))) {
+        fprintf(stderr, "cond-check: pthread_create: %s\n", strerror(err));
+        return 1;
+    }
+    pthread_mutex_lock(&lock);
+    for (long i = 0; i < rounds; i++) {
+        if (use_if) {
+            if (!ready)
+                wait_on(&ready_cond);
+        } else {
+            while (!ready)
+                wait_on(&ready_cond);
+        }
+        if (!ready) {
+            printf("round %ld: the wait returned, `ready` is false, and the `if` went on: "
+                   "nothing to take\n",
+                   i + 1);
+            return 1; /* the producer may be mid-round: exit without joining it */
+        }
+        ready = false;
+        pthread_cond_signal(&taken_cond);
+    }
+    pthread_mutex_unlock(&lock);
+    pthread_join(t, NULL);
+    printf("rounds=%ld: every hand-off went through (-m %s%s)\n", rounds, use_if ? "if" : "while",
+           timed ? ", timed" : "");
+    return 0;
+}
