@@ -29,12 +29,6 @@ $output"
     done
 }
 
-@test "a million slots make one cycle of a million" {
-    run timeout 30 "$CHASE" -n 1000000 -s 7 --check
-    assert_success
-    assert_output "seed 7: slots 1000000, one cycle of length 1000000"
-}
-
 @test "next[] is a permutation: every slot appears exactly once" {
     orders 1000 3 5
     # Each line: 1000 values, every one of 0..999 exactly once.
@@ -65,6 +59,26 @@ $output"
     assert_output ""
 }
 
+@test "the walk jumps far: few hops land within 64 slots (4 KiB of nodes) of where they left" {
+    # For a uniform random cycle over 100,000 slots about 128 hops in
+    # 100,000 (0.13%) land that near. An order shuffled only within a small
+    # window is one cycle, with no single stride, yet each hop stays within
+    # a page or two of the last: the walk then times the caches and the
+    # TLB, whatever the size of the array.
+    run timeout 30 "$CHASE" -n 100000 -s 5 --print
+    assert_success
+    run awk '{
+        near = 0
+        for (i = 1; i <= NF; i++) {
+            d = $i - (i - 1)
+            if (d < 0) d = -d
+            if (d < 64 || d > NF - 64) near++
+        }
+        if (near > NF / 100) print near " of " NF " hops land within 64 slots (expected about " int(128 * NF / 100000) ")"
+    }' <<<"$output"
+    assert_output ""
+}
+
 @test "different seeds give different orders, the same seed the same order" {
     local a b c
     orders 100 1 1
@@ -79,6 +93,21 @@ $a
 $c"
 }
 
+@test "building orders leaks no memory (valgrind, or LeakSanitizer in a SAN=address build)" {
+    if [[ ",${SAN:-}," == *,address,* ]]; then
+        # LeakSanitizer checks at exit, and fails the run on a leak
+        run timeout 60 "$CHASE" -n 1000 -r 20 --check
+        assert_success
+        return
+    fi
+    [ -z "${SAN:-}" ] || skip "SAN=$SAN: valgrind does not run sanitized programs, and this build has no LeakSanitizer"
+    command -v valgrind >/dev/null || skip "valgrind is not installed (make deps)"
+    run timeout 120 valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
+        --error-exitcode=97 "$CHASE" -n 1000 -r 20 --check
+    [ "$status" -eq 0 ] || fail "valgrind (exit $status) on chase -n 1000 -r 20 --check:
+$output"
+}
+
 @test "all 6 cycles of 4 slots come out, each about equally often" {
     # (4-1)! = 6 single cycles exist; 600 orders should hit each about 100
     # times. A biased shuffle misses some or favours others.
@@ -90,6 +119,12 @@ $c"
 $output"
     run awk '$1 < 50 || $1 > 150 { print "cycle " $2 " " $3 " " $4 " " $5 " came " $1 " times of 600" }' <<<"$output"
     assert_output ""
+}
+
+@test "a million slots make one cycle of a million" {
+    run timeout 30 "$CHASE" -n 1000000 -s 7 --check
+    assert_success
+    assert_output "seed 7: slots 1000000, one cycle of length 1000000"
 }
 
 @test "--time walks a 16 KiB cycle and reports a positive time per hop" {

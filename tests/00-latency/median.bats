@@ -33,7 +33,12 @@ $out"
     median_ok "3 values, unsorted: the middle one once sorted" \
         "4 values, unsorted: the mean of the two middle ones" \
         "6 values with repeats: the mean of the two middle ones" \
+        "5 values less than 1 apart: the middle one once sorted" \
         "1001 shuffled values 0..1000: 500"
+}
+
+@test "median: the values are sorted in place" {
+    median_ok "the values are sorted in place, as latency.h promises"
 }
 
 @test "median: one huge value does not move it" {

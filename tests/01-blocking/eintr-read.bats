@@ -13,7 +13,8 @@ setup() {
     local in="$BATS_TEST_TMPDIR/in" out
     payload "$in" $((1024 * 1024))
     server_start env $(faults_env FAULTS_EINTR=20 FAULTS_SHORT_READ=30 FAULTS_SHORT_WRITE=30) "$SERVER_BIN" -p 0
-    run_client -p "$PORT" <"$in" >"$in.out" || true
+    # the reference: about a second
+    CLIENT_TIMEOUT=$((8 * $(san_slowdown))) run_client -p "$PORT" <"$in" >"$in.out" || true
     require_server_alive
     cmp -s "$in" "$in.out" ||
         fail "sent $(stat -c %s "$in") bytes, got $(stat -c %s "$in.out") back; server stderr: $(head -n 3 "$SERVER_ERR")"
@@ -32,4 +33,14 @@ setup() {
     wait_blocked_in read
     stop_within 5 TERM
     exec {fd}>&-
+}
+
+@test "eintr-read: a client that sends nothing and half-closes gets EOF at once, and the next one is served" {
+    local out
+    server_start "$SERVER_BIN" -p 0
+    out=$(run_client -p "$PORT" -t 5 </dev/null) || server_gone "a client that sent nothing did not get EOF (status $?)"
+    [ -z "$out" ] || fail "expected nothing back for an empty request, got '$out'"
+    out=$(run_client -p "$PORT" -t 5 "after the empty one") || server_gone "the next client was not served (status $?)"
+    [ "$out" = "after the empty one" ] || fail "expected 'after the empty one', got '$out'"
+    stop_within 5 TERM
 }

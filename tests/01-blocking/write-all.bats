@@ -23,7 +23,9 @@ setup() {
     local in="$BATS_TEST_TMPDIR/in"
     payload "$in" $((1024 * 1024))
     server_start env $(faults_env FAULTS_SHORT_WRITE=50 FAULTS_EINTR=20) "$SERVER_BIN" -p 0
-    run_client -p "$PORT" <"$in" >"$in.out" || true
+    # the reference: about a second; a loop that lost bytes leaves the
+    # client waiting for them until this timeout
+    CLIENT_TIMEOUT=$((8 * $(san_slowdown))) run_client -p "$PORT" <"$in" >"$in.out" || true
     require_server_alive
     cmp -s "$in" "$in.out" ||
         fail "sent $(stat -c %s "$in") bytes, got $(stat -c %s "$in.out") back; first difference: $(cmp "$in" "$in.out" 2>&1 | head -n 1)"
@@ -39,7 +41,10 @@ setup() {
         run_client -p "$PORT" --reset <"$in" >/dev/null || true
     done
     require_server_alive
-    CLIENT_TIMEOUT=10 run run_client -p "$PORT" after-resets
+    # served at once by a server that closed the reset clients (the
+    # reference: well under a second); one still writing to a dead
+    # connection never gets to it
+    CLIENT_TIMEOUT=5 run run_client -p "$PORT" after-resets
     require_server_alive
     assert_success
     assert_output "after-resets"

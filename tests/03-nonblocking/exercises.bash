@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: MIT
+# tests/03-nonblocking/exercises.bash: what the tests of the exercises on
+# echo-poll and echo-select share (eagain-read, half-close, poll-echo,
+# select-sets). The clients need python3 (and the second, ss).
+#
+#   half_close_client PORT BYTES          send, half-close, wait, read slowly
+#   half_closed_pauser PORT BYTES READY [PAUSE]  send, half-close, read slowly,
+#                                         and pause once the server read the EOF
+#   wait_for_file FILE PID                FILE appears while PID runs
+#   valgrind_echo_clean SECS              the server under valgrind: no leak,
+#                                         no error, no fd left open at exit
+#
+# The clients give up after HALF_CLOSE_SECS seconds (30 unless set).
+
+# half_close_client PORT BYTES: send BYTES of random data without reading,
+# half-close, wait 1.5 s, then read to EOF, slowly. Prints "sent N got M
+# intact BOOL". Its receive buffer is tiny and it reads slowly, so what the
+# server cannot send waits in the server: in its socket's send buffer (at
+# most tcp_wmem's maximum) and in the connection's pending output. A server
+# that stops reading above its bound reads the client's EOF only once it
+# drained below it, and a slow reader keeps output pending even then: the
+# half-close finds it there, every time, not only on a quiet machine.
+half_close_client() {
+    timeout "${HALF_CLOSE_SECS:-30}" python3 - "$@" <<'PY'
+import os, socket, sys, time
+port, n = int(sys.argv[1]), int(sys.argv[2])
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect(("127.0.0.1", port))
+data = os.urandom(n)
+s.sendall(data)
+s.shutdown(socket.SHUT_WR)
+time.sleep(1.5)
+got = bytearray()
+while True:
+    b = s.recv(4096)
+    if not b:
+        break
+    got += b
+    time.sleep(0.0005)  # a slow reader: the server's last bytes wait for it
+print("sent", n, "got", len(got), "intact", bytes(got) == data)
+PY
+}
+
+# half_closed_pauser PORT BYTES READY [PAUSE]: send BYTES without reading, half-close,
+# then read slowly. As soon as the server has read everything the client
+# sent (`ss`: its side in CLOSE-WAIT, nothing in its receive queue) and the
+# echo it still holds in its own buffer is under CONN_PENDING_MAX (so
+# nothing stops it from reading the EOF), stop reading for PAUSE seconds
+# (1), touching READY. What the server holds is what was sent, less what the client got,
+# less what sits in the two sockets. Prints "sent N got M intact BOOL
+# paused BOOL". BYTES is more than the server's socket can hold (tcp_wmem's
+# maximum), so some echo is still pending in the server at that moment.
+half_closed_pauser() {
+    timeout "${HALF_CLOSE_SECS:-30}" python3 - "$@" <<'PY'
+import os, socket, subprocess, sys, time
+port, n, ready = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+pause = float(sys.argv[4]) if len(sys.argv) > 4 else 1.0
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect(("127.0.0.1", port))
+data = os.urandom(n)
+s.sendall(data)
+s.shutdown(socket.SHUT_WR)
+def server_holds(got):
+    """The echo pending in the server once it read everything, else None."""
+    srv = cli = None
+    out = subprocess.run(["ss", "-Htn", "( sport = :%d or dport = :%d )" % (port, port)],
+                         capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) < 5:
+            continue
+        if f[3].endswith(":%d" % port):
+            srv = (f[0], int(f[1]), int(f[2]))
+        elif f[4].endswith(":%d" % port):
+            cli = (f[0], int(f[1]), int(f[2]))
+    if not srv or not cli or srv[0] != "CLOSE-WAIT" or srv[1] != 0:
+        return None
+    return n - got - srv[2] - cli[1]
+got, paused, k = bytearray(), False, 0
+while True:
+    b = s.recv(4096)
+    if not b:
+        break
+    got += b
+    k += 1
+    if not paused and k % 16 == 0:  # every 64 KiB: ss costs a fork and an exec
+        held = server_holds(len(got))
+        if held is not None and 0 < held < 768 * 1024:
+            paused = True
+            open(ready, "w").close()
+            time.sleep(pause)
+    time.sleep(0.0005)
+print("sent", n, "got", len(got), "intact", bytes(got) == data, "paused", paused)
+PY
+}
+
+# wait_for_file FILE PID: wait up to HALF_CLOSE_SECS (30) for FILE to
+# appear while PID runs.
+wait_for_file() {
+    local i
+    for ((i = 0; i < ${HALF_CLOSE_SECS:-30} * 10; i++)); do
+        [ -e "$1" ] && return 0
+        kill -0 "$2" 2>/dev/null || break
+        sleep 0.1
+    done
+    [ -e "$1" ]
+}
+
+# valgrind_echo_clean SECS: "${SERVER_CMD[@]}" under valgrind's memcheck;
+# two clients connected, one echo of a line and one of 300 KB, each within
+# SECS, then SIGTERM: exit 0, no error, no leak, no fd left open. Like the
+# suite's suite_valgrind_clean, with every wait bounded by SECS, so that a
+# server that never answers fails in seconds.
+valgrind_echo_clean() {
+    case "$BUILD" in */san-*) skip "valgrind does not run sanitized binaries" ;; esac
+    command -v valgrind >/dev/null || skip "valgrind is not installed (make deps)"
+    local secs="$1" a b log="$BATS_TEST_TMPDIR/valgrind.log" leaked
+    server_start valgrind -q --leak-check=full --errors-for-leak-kinds=all --error-exitcode=1 \
+        --track-fds=yes --log-file="$log" "${SERVER_CMD[@]}" -p 0
+    conn_open a
+    conn_open b
+    client_echo "under valgrind" "$secs"
+    payload "$BATS_TEST_TMPDIR/v" 300000
+    CLIENT_TIMEOUT=$((secs + 2)) run_client -p "$PORT" -t "$secs" <"$BATS_TEST_TMPDIR/v" >"$BATS_TEST_TMPDIR/v.out" ||
+        server_gone "echo-client failed under valgrind (status $?)"
+    cmp -s "$BATS_TEST_TMPDIR/v" "$BATS_TEST_TMPDIR/v.out" || fail "echoed bytes differ under valgrind"
+    server_stop TERM
+    [ "$SERVER_STATUS" -eq 0 ] || fail "valgrind exit status $SERVER_STATUS:
+$(cat "$log")"
+    exec {a}>&- {b}>&-
+    # --track-fds lists every fd open at exit; the ones inherited from bats are not the server's
+    leaked=$(awk '/Open (file descriptor|AF_)/ { fd = $0; getline; if ($0 !~ /inherited from parent/) print fd }' "$log")
+    [ -z "$leaked" ] || fail "fds left open at exit:
+$leaked
+$(cat "$log")"
+}
