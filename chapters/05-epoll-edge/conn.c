@@ -83,6 +83,7 @@ enum conn_status conn_run(struct conn *c, int reads)
             return CONN_CLOSE; /* every byte echoed after the client's EOF */
         if (!c->readable || c->peer_eof || buf_len(&c->out) >= CONN_PENDING_MAX)
             return CONN_KEEP; /* nothing to read, or backpressure */
+        /* end snippet */
         if (reads > 0 && c->turn_reads == reads)
             return CONN_KEEP; /* budget spent, data left: conn_has_work() is true */
 

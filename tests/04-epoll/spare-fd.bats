@@ -57,8 +57,13 @@ start_at_limit() {
     suite_stop_clean
 }
 
-@test "spare-fd: a client that takes a freed slot is served, and shedding later clients leaves it alone" {
+@test "spare-fd: a client that takes a freed slot is served, and shedding later clients leaves it alone (under the faults shim)" {
     local fds=() i fd a
+    # Every write of the echoes is short, some reads too, and some calls fail
+    # with EINTR or EAGAIN: the served clients must not notice. The shim's
+    # log proves it injected them.
+    # shellcheck disable=SC2207 # faults_env prints words for env(1)
+    SERVER_CMD=(env $(faults_env FAULTS_SHORT_READ=30 FAULTS_SHORT_WRITE=100 FAULTS_EINTR=20 FAULTS_EAGAIN=20) "${SERVER_CMD[@]}")
     start_at_limit "the 10th client"
     # one client leaves: its slot goes to the next one, which must be served
     fd=${fds[1]}
@@ -79,7 +84,7 @@ start_at_limit() {
         fd=${fds[$i]}
         exec {fd}>&-
     done
-    suite_stop_clean
+    suite_stop_clean    faults_injected short_writes eintr eagain
 }
 
 @test "spare-fd: under ulimit -n 64 with 100 connection attempts it neither dies nor spins, and serves again" {

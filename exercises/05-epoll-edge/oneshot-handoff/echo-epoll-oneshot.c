@@ -78,13 +78,24 @@ struct worker {
     unsigned long accepted; /* connections accepted */
 };
 
+/* For the tests: ONESHOT_REARM_DELAY_US=N makes every re-arm take N more
+ * microseconds before it returns. A connection with bytes left is reported
+ * to another worker the moment it is re-armed, so that worker's event then
+ * arrives, every time, while the re-arming worker has not let go yet: the
+ * hand-off's race, forced instead of hoped for. 0 (unset) in normal use. */
+static useconds_t rearm_delay_us;
+
 /* (Re-)arm fd for one more event. MOD looks at the fd as it is now: what is
  * already ready is reported at once. Returns 0 or -errno. */
 static int server__arm(struct server *s, int fd, void *ptr, uint32_t events)
 {
     struct epoll_event ev = {.events = events | EPOLLONESHOT, .data.ptr = ptr};
 
-    return epoll_ctl(s->epfd, EPOLL_CTL_MOD, fd, &ev) < 0 ? -errno : 0;
+    if (epoll_ctl(s->epfd, EPOLL_CTL_MOD, fd, &ev) < 0)
+        return -errno;
+    if (rearm_delay_us > 0)
+        usleep(rearm_delay_us);
+    return 0;
 }
 
 static void server__arm_listener(struct server *s)
@@ -277,10 +288,18 @@ int main(int argc, char **argv)
     struct net_cli cli;
     struct list_node *n, *next;
     unsigned long total = 0, waited = 0;
+    const char *delay;
     int err;
 
     net_cli_parse(&cli, argc, argv, "An echo server: worker threads on one epoll, EPOLLONESHOT.",
                   &extra);
+    if ((delay = getenv("ONESHOT_REARM_DELAY_US")) != NULL) {
+        long us;
+        if (net_parse_int(delay, 0, 1000000, &us) < 0)
+            net_die(EINVAL, "ONESHOT_REARM_DELAY_US=%s: expected microseconds, 0 to 1000000",
+                    delay);
+        rearm_delay_us = (useconds_t)us;
+    }
     list_init(&s.conns);
     if (!(workers = calloc((size_t)nworkers, sizeof(*workers))))
         net_die(ENOMEM, "calloc(%d workers)", nworkers);
