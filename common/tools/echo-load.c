@@ -70,7 +70,7 @@ struct load {
     unsigned char *io, *expect; /* LOAD_IO_SIZE each, shared by all connections */
     struct load_hist lat;
     uint64_t requests, errors;
-    uint64_t bytes; /* echoed and verified, in whole messages */
+    uint64_t bytes;                     /* echoed and verified, in whole messages */
     unsigned connecting, running, held; /* held: checked and kept open by --idle */
     unsigned error_lines, errors_unshown;
     bool measuring; /* every connect finished: messages may flow */

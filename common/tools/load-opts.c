@@ -180,7 +180,8 @@ void load_opts_parse(struct load_opts *o, int argc, char **argv)
     if (o->port < 0)
         load__usage_error("-p PORT is required");
     if (o->idle && (got_n || got_depth || o->csv || o->eager))
-        load__usage_error("--idle sends one message per connection: -n, -D, --eager and --csv do not apply");
+        load__usage_error(
+            "--idle sends one message per connection: -n, -D, --eager and --csv do not apply");
     if (o->idle)
         o->requests = 1; /* the check; -d is then how long to hold */
     else if (got_n && o->duration_s > 0)

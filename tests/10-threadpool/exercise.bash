@@ -61,9 +61,10 @@ $out"
 leak_checked() {
     command -v valgrind >/dev/null || skip "valgrind is not installed"
     case "$BUILD" in */san-*) skip "valgrind and a sanitizer build do not mix (${BUILD##*/})" ;; esac
-    # shellcheck disable=SC2054 # the commas are valgrind's, inside one word
+    # shellcheck disable=SC2054,SC2034 # the commas are valgrind's, inside one word; VG is the caller's
     VG=(valgrind --quiet --error-exitcode=97 --leak-check=full --show-leak-kinds=definite,indirect
         --errors-for-leak-kinds=definite,indirect)
+    # shellcheck disable=SC2034 # VG is the caller's
     if course_valgrind; then VG=(); fi
 }
 
