@@ -11,9 +11,14 @@
  * common/faults does the same for read() and write(), but io_uring requests
  * never pass through libc.
  *
- * They do pass through liburing. This library wraps io_uring_submit() and
- * io_uring_submit_and_wait(): before the real function hands the queued SQEs
- * to the kernel, it changes some of them.
+ * They do pass through liburing. This library wraps the four calls of
+ * liburing that hand the queued SQEs to the kernel: io_uring_submit() and
+ * io_uring_submit_and_wait() (chapters 07 and 08), and
+ * io_uring_submit_and_wait_timeout() and io_uring_submit_and_get_events()
+ * (chapter 11's cio, so chapter 13's runtime too). Each needs its own
+ * wrapper: liburing submits from inside them with a private function, not
+ * through the exported io_uring_submit(). Before the real function hands
+ * the SQEs to the kernel, the wrapper changes some of them.
  *   - It lowers the length of some READ, WRITE, READ_FIXED, WRITE_FIXED and
  *     SEND requests. The kernel then really moves fewer bytes, at the right
  *     offset, and the CQE says how many: exactly what a short read, write or
@@ -41,14 +46,21 @@
  *   URING_SHORT_SEED=N    seed of the private random generator (default 1)
  *   URING_SHORT_LOG=FILE  at exit, append "pid=N short_reads=N short_writes=N
  *                         short_sends=N eintr=N eagain=N enobufs=N
- *                         eof_reads=N links_cut=N" to FILE
+ *                         eof_reads=N links_cut=N read_bytes=N write_bytes=N
+ *                         buffer_recvs=N" to FILE
  *
  *   LD_PRELOAD=build/chapters/07-io_uring-basics/uring-short.so URING_SHORT_READ=30 \
  *       build/chapters/07-io_uring-basics/uring-cp big copy
  *
  * It also counts, as links_cut, the submissions whose last SQE carries
  * IOSQE_IO_LINK: a chain cut in two by a submission, whose second half the
- * kernel will run whatever the first did.
+ * kernel will run whatever the first did. And it adds up the bytes the reads
+ * and the writes ask for (read_bytes, write_bytes, after any shortening): a
+ * copy of a cached file that reads and writes every byte once asks for its
+ * size in each, however often its requests come back short. It counts too,
+ * as buffer_recvs, the recvs that pick a provided buffer, the only ones
+ * URING_SHORT_ENOBUFS can end: a test learns from it whether the program
+ * uses provided buffers at all, and so whether -ENOBUFS must have come.
  *
  * Rules that keep it honest: a shortened request still moves at least one
  * byte, and one of 0 or 1 byte is never touched. A read with IOSQE_IO_LINK is
@@ -62,7 +74,12 @@
  * inject_unsupported=1. It cannot reach programs that use the raw system
  * calls (uring-cat-raw) or link liburing statically. It relies on struct
  * io_uring's public fields (sq.sqes, sq.sqe_head, sq.sqe_tail,
- * sq.ring_mask): the SQEs queued since the last submit.
+ * sq.ring_mask): the SQEs queued since the last submit. Those are changed
+ * once: liburing's own wait with a timeout, on a kernel older than 5.11,
+ * may call io_uring_submit() from inside io_uring_submit_and_wait_timeout(),
+ * and that inner call leaves them alone. (io_uring_wait_cqe_timeout() on
+ * such a kernel submits what is queued too, past the wrappers; the course's
+ * servers call it only after a submit, with nothing queued.)
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -81,12 +98,16 @@
 static unsigned short_read_pct, short_write_pct, short_send_pct, eintr_pct, eagain_pct, enobufs_pct;
 static unsigned long long rng_state = 1, eof_at = UINT64_MAX;
 static unsigned long long short_reads, short_writes, short_sends, eintrs, eagains, enobufs,
-    eof_reads, links_cut;
+    eof_reads, links_cut, read_bytes, write_bytes, buffer_recvs;
 static int inject_unsupported;
 static const char *log_path;
 
 static int (*real_submit)(struct io_uring *);
 static int (*real_submit_and_wait)(struct io_uring *, unsigned);
+static int (*real_submit_and_wait_timeout)(struct io_uring *, struct io_uring_cqe **, unsigned,
+                                           struct __kernel_timespec *, sigset_t *);
+static int (*real_submit_and_get_events)(struct io_uring *);
+static __thread int in_submit; /* inside one of our wrappers: the SQEs are already changed */
 
 static unsigned env_pct(const char *name)
 {
@@ -134,6 +155,13 @@ __attribute__((constructor)) static void short_init(void)
     real_submit = (int (*)(struct io_uring *))dlsym(RTLD_NEXT, "io_uring_submit");
     real_submit_and_wait =
         (int (*)(struct io_uring *, unsigned))dlsym(RTLD_NEXT, "io_uring_submit_and_wait");
+    /* liburing 2.2 and 2.3 added these: NULL with an older one, whose
+     * programs cannot call them either */
+    real_submit_and_wait_timeout =
+        (int (*)(struct io_uring *, struct io_uring_cqe **, unsigned, struct __kernel_timespec *,
+                 sigset_t *))dlsym(RTLD_NEXT, "io_uring_submit_and_wait_timeout");
+    real_submit_and_get_events =
+        (int (*)(struct io_uring *))dlsym(RTLD_NEXT, "io_uring_submit_and_get_events");
     if ((eintr_pct || eagain_pct || enobufs_pct) && !short_can_inject()) {
         inject_unsupported = 1;
         eintr_pct = eagain_pct = enobufs_pct = 0;
@@ -148,9 +176,11 @@ __attribute__((destructor)) static void short_report(void)
         return;
     fprintf(f,
             "pid=%d short_reads=%llu short_writes=%llu short_sends=%llu eintr=%llu eagain=%llu "
-            "enobufs=%llu eof_reads=%llu links_cut=%llu%s\n",
+            "enobufs=%llu eof_reads=%llu links_cut=%llu read_bytes=%llu write_bytes=%llu "
+            "buffer_recvs=%llu%s\n",
             (int)getpid(), short_reads, short_writes, short_sends, eintrs, eagains, enobufs,
-            eof_reads, links_cut, inject_unsupported ? " inject_unsupported=1" : "");
+            eof_reads, links_cut, read_bytes, write_bytes, buffer_recvs,
+            inject_unsupported ? " inject_unsupported=1" : "");
     fclose(f);
 }
 
@@ -186,6 +216,7 @@ static int short_inject(struct io_uring_sqe *sqe)
 
     if (sqe->opcode == IORING_OP_RECV &&
         ((sqe->ioprio & IORING_RECV_MULTISHOT) || (sqe->flags & IOSQE_BUFFER_SELECT))) {
+        buffer_recvs++;
         if (!enobufs_pct || short_rand() % 100 >= enobufs_pct)
             return 0;
         err = ENOBUFS, enobufs++;
@@ -234,11 +265,15 @@ static void short_tamper(struct io_uring *ring)
         default:
             continue;
         }
-        if (sqe->len < 2 || (count == &short_reads && (sqe->flags & IOSQE_IO_LINK)) ||
-            short_rand() % 100 >= pct)
-            continue;
-        sqe->len = 1 + (unsigned)(short_rand() % (sqe->len - 1)); /* 1 .. len-1 */
-        (*count)++;
+        if (sqe->len >= 2 && !(count == &short_reads && (sqe->flags & IOSQE_IO_LINK)) &&
+            short_rand() % 100 < pct) {
+            sqe->len = 1 + (unsigned)(short_rand() % (sqe->len - 1)); /* 1 .. len-1 */
+            (*count)++;
+        }
+        if (count == &short_reads)
+            read_bytes += sqe->len;
+        else if (count == &short_writes)
+            write_bytes += sqe->len;
     }
     if (sqe && (sqe->flags & IOSQE_IO_LINK))
         links_cut++; /* the chain's next SQE is not in this submission */
@@ -246,12 +281,46 @@ static void short_tamper(struct io_uring *ring)
 
 int io_uring_submit(struct io_uring *ring)
 {
-    short_tamper(ring);
-    return real_submit(ring);
+    int ret;
+
+    if (!in_submit++)
+        short_tamper(ring);
+    ret = real_submit(ring);
+    in_submit--;
+    return ret;
 }
 
 int io_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr)
 {
-    short_tamper(ring);
-    return real_submit_and_wait(ring, wait_nr);
+    int ret;
+
+    if (!in_submit++)
+        short_tamper(ring);
+    ret = real_submit_and_wait(ring, wait_nr);
+    in_submit--;
+    return ret;
+}
+
+int io_uring_submit_and_wait_timeout(struct io_uring *ring, struct io_uring_cqe **cqe_ptr,
+                                     unsigned wait_nr, struct __kernel_timespec *ts,
+                                     sigset_t *sigmask)
+{
+    int ret;
+
+    if (!in_submit++)
+        short_tamper(ring);
+    ret = real_submit_and_wait_timeout(ring, cqe_ptr, wait_nr, ts, sigmask);
+    in_submit--;
+    return ret;
+}
+
+int io_uring_submit_and_get_events(struct io_uring *ring)
+{
+    int ret;
+
+    if (!in_submit++)
+        short_tamper(ring);
+    ret = real_submit_and_get_events(ring);
+    in_submit--;
+    return ret;
 }

@@ -13,7 +13,9 @@
  *           cancelling an op that is not in flight is -ENOENT; a recv
  *           cancelled as its data arrives completes once, one way or the other;
  *   files   reads at several offsets, all in flight at once, return the
- *           file's bytes; at and past the end they return 0;
+ *           file's bytes; at and past the end they return 0; a read of a
+ *           pipe waits for bytes, and returns 0 once its writer has closed
+ *           (not on Windows);
  *   net     accept, recv, send, a send far larger than the socket buffer
  *           (complete only when every byte is out), and 0 at end of stream;
  *   pool    pooled receives (a pool of 4 buffers): a waiting one holds no
@@ -40,6 +42,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifndef _WIN32
+#include <unistd.h> /* pipe */
+#endif
 
 /* What a callback saw: how many times it ran, and when. */
 struct seen {
@@ -658,6 +663,48 @@ static void test_pool(struct cio *a)
 
 /* ---- files ------------------------------------------------------------------------ */
 
+#ifndef _WIN32
+/* A pipe, read at the file position (offset -1): the read waits for bytes,
+ * and once the writer has closed it completes with 0. An empty pipe whose
+ * writer is gone reports a hang-up alone (POLLHUP, EPOLLHUP, EV_EOF: no
+ * "readable"), and that must wake the read too, or it waits for ever. */
+static void test_pipe_eof(struct cio *a)
+{
+    struct seen seen = {0};
+    struct cio_op op;
+    char buf[16];
+    int p[2];
+
+    CHECK_MSG(pipe(p) == 0, "pipe(): %s", strerror(errno));
+    CHECK_MSG(cio_attach(a, p[0]) == 0, "cio_attach(a pipe)");
+    op = (struct cio_op){.kind = CIO_READ_FILE,
+                         .fd = p[0],
+                         .buf = buf,
+                         .len = sizeof(buf),
+                         .offset = -1,
+                         .cb = on_done,
+                         .user_data = &seen};
+    submit(a, &op);
+    run_for(a, 50);
+    CHECK_MSG(seen.calls == 0, "a read of an empty pipe completed (res %d) instead of waiting",
+              op.res);
+    CHECK(write(p[1], "abc", 3) == 3);
+    run_until_idle(a, 5000);
+    printf("read of a pipe: res %d\n", op.res);
+    CHECK_MSG(seen.calls == 1 && op.res == 3 && memcmp(buf, "abc", 3) == 0,
+              "read of a pipe holding 3 bytes: res %d, %d calls", op.res, seen.calls);
+    seen = (struct seen){0};
+    submit(a, &op);
+    close(p[1]);
+    run_until_idle(a, 5000);
+    printf("read of a pipe whose writer closed: res %d\n", op.res);
+    CHECK_MSG(seen.calls == 1 && op.res == 0,
+              "read of a pipe whose writer closed: res %d, %d calls", op.res, seen.calls);
+    cio_detach(a, p[0]);
+    close(p[0]);
+}
+#endif
+
 static void test_files(struct cio *a)
 {
     static const int64_t offsets[] = {0, 4096, 65536, 99000, 100000, 200000};
@@ -695,6 +742,9 @@ static void test_files(struct cio *a)
     }
     cio_detach(a, fd);
     os_file_close(fd);
+#ifndef _WIN32
+    test_pipe_eof(a);
+#endif
 }
 
 int main(int argc, char **argv)

@@ -16,6 +16,23 @@ setup() { uring_exercise_setup link-chain; }
     copies_exact "$CP" "1 4 32" -l -b 16k
 }
 
+@test "link-chain: uring-cp -l -q 32 sends each pair in the batch it joins: 130 requests in at most 50 io_uring_enter calls" {
+    local in="$BATS_TEST_TMPDIR/in" sqes enters
+    payload "$in" $((1024 * 1024 + 13))
+    run --separate-stderr "$CP" -v -l -q 32 -b 16k "$in" "$in.copy"
+    [ "$status" -eq 0 ] || fail "uring-cp -v -l -q 32: exit $status: $stderr"
+    same_file "$in" "$in.copy" "uring-cp -v -l -q 32"
+    [[ "$stderr" =~ ([0-9]+)\ SQEs\ in\ ([0-9]+)\ io_uring_enter ]] ||
+        fail "no 'N SQEs in M io_uring_enter() calls' line in: $stderr"
+    sqes=${BASH_REMATCH[1]} enters=${BASH_REMATCH[2]}
+    # 65 blocks of 16 KiB, a read and a write each. The SQ holds 32 SQEs: a
+    # submission is needed only when fewer than two are free (measured: the
+    # reference 5 to 8 calls). Submitting before every pair makes 65 or more.
+    [ "$sqes" -eq 130 ] || fail "expected 130 SQEs (65 reads, 65 writes), got $sqes: $stderr"
+    [ "$enters" -le 50 ] ||
+        fail "expected at most 50 io_uring_enter calls for 65 pairs, got $enters: is the SQ submitted before every pair, full or not? $stderr"
+}
+
 @test "link-chain: uring-cp -l -d: a real short read at the end of the file breaks the link (-ECANCELED), the copy is exact" {
     direct_tail_breaks_link "$CP"
 }

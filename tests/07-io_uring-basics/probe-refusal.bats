@@ -18,9 +18,11 @@ setup() {
 
 @test "probe-refusal: under a seccomp filter, uring-probe --check prints one line that blames seccomp, and exits 77" {
     uring_require # where it is refused already, the reason is another one
-    run "$NO_URING" "$PROBE" --check
-    [ "$status" -eq 77 ] || fail "expected exit 77 (skip) under no-uring, got $status: $output"
-    [ "${#lines[@]}" -eq 1 ] || fail "expected one line, got ${#lines[@]}: $output"
+    run --separate-stderr "$NO_URING" "$PROBE" --check
+    [ "$status" -eq 77 ] || fail "expected exit 77 (skip) under no-uring, got $status: $output $stderr"
+    # a script reads the reason from stdout (out=$(uring-probe --check))
+    [ "${#lines[@]}" -eq 1 ] && [ -z "$stderr" ] ||
+        fail "expected one line on stdout and nothing on stderr, got stdout: '$output', stderr: '$stderr'"
     assert_output --partial "io_uring is not usable here: io_uring_setup: EPERM: a seccomp filter forbids it"
     assert_output --partial "security-opt seccomp"
 }
@@ -32,6 +34,22 @@ setup() {
     [ "${#lines[@]}" -eq 1 ] || fail "expected one line, got ${#lines[@]}: $output"
     assert_output --partial "io_uring is not usable here: io_uring_setup: ENOSYS: a seccomp filter"
     refute_output --partial "this kernel has no io_uring"
+}
+
+@test "probe-refusal: with kernel.io_uring_disabled at 1 or at 2, --check blames the sysctl before a seccomp filter" {
+    local v
+    uring_require
+    # A private mount namespace (an unprivileged user namespace) lays a file
+    # over the sysctl, so the probe reads 1 or 2 without changing the machine.
+    unshare -rm true 2>/dev/null || skip "unprivileged user namespaces are refused here (unshare -rm)"
+    for v in 1 2; do
+        echo "$v" >"$BATS_TEST_TMPDIR/sysctl"
+        run unshare -rm sh -c 'mount --bind "$1" /proc/sys/kernel/io_uring_disabled && exec "$2" "$3" --check' \
+            sh "$BATS_TEST_TMPDIR/sysctl" "$NO_URING" "$PROBE"
+        [ "$status" -eq 77 ] || fail "expected exit 77 with the sysctl at $v, got $status: $output"
+        [[ "$output" == "io_uring is not usable here: io_uring_setup: EPERM: the sysctl kernel.io_uring_disabled forbids it"* ]] ||
+            fail "with kernel.io_uring_disabled at $v: expected 'io_uring is not usable here: io_uring_setup: EPERM: the sysctl kernel.io_uring_disabled forbids it...', got: $output"
+    done
 }
 
 @test "probe-refusal: under a seccomp filter, the full report says refused, and why, and exits 77" {

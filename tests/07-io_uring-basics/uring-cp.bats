@@ -53,7 +53,7 @@ setup() { uring_exercise_setup uring-cp; }
     uring_short_injected eof_reads
 }
 
-@test "uring-cp finishes short reads and short writes where they stopped" {
+@test "uring-cp finishes short reads and short writes where they stopped, reading and writing each byte once" {
     local in="$BATS_TEST_TMPDIR/in" q
     payload "$in" $((1024 * 1024 + 13))
     for q in 4 1; do
@@ -64,13 +64,29 @@ setup() { uring_exercise_setup uring-cp; }
         same_file "$in" "$in.copy" "uring-cp -q $q with short reads and writes"
     done
     uring_short_injected short_reads short_writes
+    uring_short_once $((2 * (1024 * 1024 + 13)))
 }
 
 @test "uring-cp reports a failed write with the file, the offset and cqe->res, and exits 1" {
-    local in="$BATS_TEST_TMPDIR/in"
+    local in="$BATS_TEST_TMPDIR/in" line offsets=()
     payload "$in" 100000
     run --separate-stderr timeout 20 "$CP" -q 4 -b 16k "$in" /dev/full
     [ "$status" -eq 1 ] || fail "expected exit 1 for a copy to /dev/full, got $status: $stderr"
     [[ "$stderr" == *"write(/dev/full, offset "*"): No space left on device (cqe->res = -28)"* ]] ||
         fail "expected write(/dev/full, offset N): No space left on device (cqe->res = -28), got: $stderr"
+    # Every write to /dev/full fails whole, so each report names where its
+    # block starts: the 4 slots' first blocks, at 0, 16384, 32768 and 49152.
+    # The error is not a byte count: added to the progress, it names an
+    # offset past the end. After it no block is started, so 4 reports at most.
+    while IFS= read -r line; do
+        [[ "$line" =~ offset\ ([0-9]+)\) ]] && offsets+=("${BASH_REMATCH[1]}")
+    done <<<"$stderr"
+    [ "${#offsets[@]}" -ge 1 ] && [ "${#offsets[@]}" -le 4 ] ||
+        fail "expected 1 to 4 reports (one per slot in flight, no block started after the error), got ${#offsets[@]}: $stderr"
+    for line in "${offsets[@]}"; do
+        case "$line" in
+        0 | 16384 | 32768 | 49152) ;;
+        *) fail "expected the failed writes at the slots' block starts (0, 16384, 32768, 49152), got offset $line: $stderr" ;;
+        esac
+    done
 }

@@ -11,6 +11,9 @@
 #   uring_short_count NAME   short_reads, short_writes, eof_reads or links_cut
 #                        done, from its log
 #   uring_short_injected NAME...  fail unless uring-short did some of each NAME
+#   uring_short_once BYTES   fail unless the reads and the writes uring-short
+#                        saw asked for BYTES each (the copies' sizes added up):
+#                        every byte read once and written once
 #   uring_exercise_setup EX  in setup(): uring_require, and CP: EX's uring-cp from $IMPL
 #   COPY_SIZES           the file sizes every copy test tries
 #   copies_exact CP "Q..." [ARGS...]  CP -q Q ARGS copies files of every
@@ -84,6 +87,17 @@ uring_short_count() {
 
 uring_short_injected() {
     counted_positive uring_short_count "uring-short" "$@"
+}
+
+# The reads and writes of a cached file move every byte they ask for, once
+# uring-short has lowered their length: so a copy that reads and writes each
+# byte once asks for the file's size in each. A rest asked from the block's
+# start, or a block read again whole, asks for more.
+uring_short_once() {
+    local want="$1" read write
+    read=$(uring_short_count read_bytes) write=$(uring_short_count write_bytes)
+    [ "$read" -eq "$want" ] && [ "$write" -eq "$want" ] ||
+        fail "expected every byte read once and written once ($want bytes each), got reads asking for $read and writes for $write"
 }
 
 uring_exercise_setup() {

@@ -62,3 +62,35 @@ armed_only_after_an_end() {
     suite_stop_clean
     [ "$(stat_of throttled)" -gt 0 ] || fail "the recv was never cancelled for backpressure: the test proved nothing: $(cat "$SERVER_ERR")"
 }
+
+@test "more-rearm: while one client holds the whole ring, another's recv that ended with ENOBUFS is re-armed once a buffer comes back, not again and again" {
+    local b i starved=0 enobufs sends
+    server_start "${SERVER_CMD[@]}" -B 8 -s 1024 -v -p 0
+    # A sends 4 MiB and never reads: its echo fills the sockets, its queue
+    # takes the ring's 8 buffers and it is throttled. The ring is empty.
+    flood_never_reading $((4 << 20))
+    sleep 0.5
+    conn_open b
+    # B's line comes back while the ring still has a buffer; the first one
+    # that does not has met an empty ring (ENOBUFS)
+    for ((i = 1; i <= 20 && !starved; i++)); do
+        (printf 'line %d\n' "$i" >&"$b") 2>/dev/null
+        read -r -t 0.5 _ <&"$b" || starved=1
+    done
+    [ "$starved" -eq 1 ] || fail "B's 20 lines all came back: the client that never reads did not take the ring's 8 buffers"
+    # 1 s with the ring empty: B's recv must wait for a buffer, not be armed
+    # again at once (its bytes are there: each new recv ends with ENOBUFS)
+    sleep 1
+    flood_end # A's buffers come back as its connection closes
+    expect_line "$b" "line $((i - 1))" "once the ring had buffers again"
+    exec {b}>&-
+    suite_stop_clean
+    enobufs=$(stat_of ENOBUFS) sends=$(stat_of "send CQEs")
+    echo "# $(grep '^stats:' "$SERVER_ERR")" >&3
+    [ "${enobufs:-0}" -ge 1 ] || fail "no ENOBUFS: B never met the empty ring, the test proved nothing: $(grep '^stats:' "$SERVER_ERR")"
+    # A's flood ends its own recv about once per buffer that comes back: the
+    # reference counts 3,762 to 3,884 ENOBUFS for 3,860 to 3,896 sends. A
+    # recv armed again at once, ring empty, ends again at once: 660,629.
+    [ "$enobufs" -le $((2 * sends + 50)) ] ||
+        fail "expected at most $((2 * sends + 50)) recvs ended by ENOBUFS (2 per send, and 50), got $enobufs for $sends sends: a recv that ends with ENOBUFS is armed again before a buffer came back"
+}

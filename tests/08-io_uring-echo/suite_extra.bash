@@ -36,7 +36,7 @@ require_uring() {
 }
 
 # uring_shim_env VAR=VALUE...: the faults shim wraps libc, and an io_uring
-# server moves its bytes with no libc call at all (suite_shim_is_blind proves
+# server moves its bytes with no libc call at all (suite_uring_faults shows
 # it). Chapter 07's uring-short.so wraps liburing's io_uring_submit() and
 # io_uring_submit_and_wait() instead: it shortens sends, and turns recvs and
 # sends into NOPs that complete with -EINTR or -EAGAIN, before the kernel

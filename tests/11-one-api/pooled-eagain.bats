@@ -44,3 +44,25 @@ setup() {
     for fd in "${fds[@]}"; do exec {fd}>&-; done
     suite_stop_clean
 }
+
+@test "pooled-eagain: 4 pool buffers, 6 clients that reset before sending: a recv that fails gives its buffer back" {
+    local i before after t0 out
+    server_start "${SERVER_CMD[@]}" -p 0
+    client_echo "warm up" 3
+    before=$(fd_count "$SERVER_PID")
+    for ((i = 1; i <= 6; i++)); do
+        # nothing sent, then an RST: the server's recv takes a buffer and
+        # fails with ECONNRESET
+        run_client -p "$PORT" -t 3 --reset </dev/null >/dev/null 2>&1 || true
+    done
+    # every reset connection closed: each failed recv has run
+    t0=$SECONDS
+    while after=$(fd_count "$SERVER_PID") && [ "$after" -gt "$before" ] && [ $((SECONDS - t0)) -lt 3 ]; do
+        sleep 0.05
+    done
+    [ "$after" -le "$before" ] || fail "expected the 6 reset connections closed ($before fds), got $after fds"
+    out=$(run_client -p "$PORT" -t 3 "one more") ||
+        server_gone "after 6 clients reset, a new client was not served: do the recvs that failed keep the pool's 4 buffers?"
+    [ "$out" = "one more" ] || fail "expected 'one more', got '$out'"
+    suite_stop_clean
+}

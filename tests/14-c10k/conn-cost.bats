@@ -20,6 +20,25 @@ $output"
     assert_line --regexp '^echo-epoll-lt +predicted +[0-9]+ B, measured +[0-9]+ B per idle connection: '
 }
 
+@test "conn-cost: the measured figures are bytes per connection: echo-threads from 4 KiB to 1 MiB, echo-epoll-lt under 16 KiB" {
+    local threads events
+    run timeout 10 "$CONN_COST"
+    course_note_exit "$status" conn-cost
+    [ "$status" -eq 0 ] || fail "conn-cost: exit $status
+$output"
+    threads=$(sed -n 's/^echo-threads .* measured *\([0-9]*\) B.*/\1/p' <<<"$output")
+    events=$(sed -n 's/^echo-epoll-lt .* measured *\([0-9]*\) B.*/\1/p' <<<"$output")
+    # A thread touches at least one 4 KiB page of its stack, and idle it
+    # touches nowhere near 1 MiB of the 8 MiB it reserves; an idle epoll
+    # connection is a struct and an epoll entry (c10k.sh measured 12,574
+    # and 122 bytes here). A figure outside is in KiB, a total for the 300
+    # connections, a size reserved rather than touched, or the other server's.
+    [ "${threads:-0}" -ge 4096 ] && [ "$threads" -le 1048576 ] ||
+        fail "expected echo-threads' measured figure between 4096 and 1048576 bytes per connection, got '${threads}': copy the B/conn column of c10k.sh -n 300 for echo-threads"
+    [ "${events:-0}" -ge 1 ] && [ "$events" -lt 16384 ] ||
+        fail "expected echo-epoll-lt's measured figure between 1 and 16383 bytes per connection, got '${events}': copy the B/conn column of c10k.sh -n 300 for echo-epoll-lt"
+}
+
 @test "conn-cost: the measured figures agree with what c10k.sh -n 300 measures now (within half, or 1 KiB)" {
     case "$BUILD" in */san-*) skip "c10k.sh measures the normal build" ;; esac
     require_fds 700 # c10k.sh: 300 connections + 64 in the server, as many in echo-load

@@ -270,6 +270,14 @@ static int uring__wait(struct cio *a, int timeout_ms)
          * liburing adds itself for a wait with a timeout before 5.11 */
         if (!op || (uintptr_t)op == LIBURING_UDATA_TIMEOUT)
             continue;
+        /* -EINTR, -EAGAIN: nothing done, ask again (ready.c retries them too) */
+        if ((cqe->res == -EINTR || cqe->res == -EAGAIN) && !(cqe->flags & IORING_CQE_F_BUFFER) &&
+            !(op->flags & CIO__CANCELLED) &&
+            (op->kind == CIO_RECV || op->kind == CIO_RECV_POOLED || op->kind == CIO_SEND ||
+             op->kind == CIO_ACCEPT)) {
+            uring__submit(a, op);
+            continue;
+        }
         if (op->kind == CIO_RECV_POOLED) {
             uring__pooled_done(a, op, cqe);
             continue;
