@@ -7,8 +7,7 @@
 #   half_closed_pauser PORT BYTES READY [PAUSE]  send, half-close, read slowly,
 #                                         and pause once the server read the EOF
 #   wait_for_file FILE PID                FILE appears while PID runs
-#   valgrind_echo_clean SECS              the server under valgrind: no leak,
-#                                         no error, no fd left open at exit
+#   (the valgrind check is the suite's: suite_valgrind_clean SECS)
 #
 # The clients give up after HALF_CLOSE_SECS seconds (30 unless set).
 
@@ -108,31 +107,3 @@ wait_for_file() {
     [ -e "$1" ]
 }
 
-# valgrind_echo_clean SECS: "${SERVER_CMD[@]}" under valgrind's memcheck;
-# two clients connected, one echo of a line and one of 300 KB, each within
-# SECS, then SIGTERM: exit 0, no error, no leak, no fd left open. Like the
-# suite's suite_valgrind_clean, with every wait bounded by SECS, so that a
-# server that never answers fails in seconds.
-valgrind_echo_clean() {
-    case "$BUILD" in */san-*) skip "valgrind does not run sanitized binaries" ;; esac
-    command -v valgrind >/dev/null || skip "valgrind is not installed (make deps)"
-    local secs="$1" a b log="$BATS_TEST_TMPDIR/valgrind.log" leaked
-    server_start valgrind -q --leak-check=full --errors-for-leak-kinds=all --error-exitcode=1 \
-        --track-fds=yes --log-file="$log" "${SERVER_CMD[@]}" -p 0
-    conn_open a
-    conn_open b
-    client_echo "under valgrind" "$secs"
-    payload "$BATS_TEST_TMPDIR/v" 300000
-    CLIENT_TIMEOUT=$((secs + 2)) run_client -p "$PORT" -t "$secs" <"$BATS_TEST_TMPDIR/v" >"$BATS_TEST_TMPDIR/v.out" ||
-        server_gone "echo-client failed under valgrind (status $?)"
-    cmp -s "$BATS_TEST_TMPDIR/v" "$BATS_TEST_TMPDIR/v.out" || fail "echoed bytes differ under valgrind"
-    server_stop TERM
-    [ "$SERVER_STATUS" -eq 0 ] || fail "valgrind exit status $SERVER_STATUS:
-$(cat "$log")"
-    exec {a}>&- {b}>&-
-    # --track-fds lists every fd open at exit; the ones inherited from bats are not the server's
-    leaked=$(awk '/Open (file descriptor|AF_)/ { fd = $0; getline; if ($0 !~ /inherited from parent/) print fd }' "$log")
-    [ -z "$leaked" ] || fail "fds left open at exit:
-$leaked
-$(cat "$log")"
-}

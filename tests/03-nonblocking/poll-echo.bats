@@ -95,5 +95,5 @@ $(cat "$SERVER_ERR")"
     # two clients connected and one echo of 300 KB, then SIGTERM: every
     # connection's memory and fd must be released on the way out (the
     # reference: about 2 s in all)
-    valgrind_echo_clean $((6 * SLOW))
+    suite_valgrind_clean $((6 * SLOW))
 }

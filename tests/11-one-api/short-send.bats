@@ -43,9 +43,13 @@ setup() { aio_exercise_setup short-send 20; }
     # the reference answers in a few ms; a loop stuck in one send, not at all
     [ "$ms" -lt $((1000 * $(san_slowdown))) ] ||
         fail "the second client waited $ms ms while a send waited for room: the loop is busy in one send"
+    # Running or runnable: a loop that spins on EAGAIN never leaves the run
+    # queue (about 100%); one that waits for room works a little each time
+    # the reader frees some, and on a loaded machine waits long for a CPU
+    # then (56% seen at load 8): the bound sits between the two.
     busy=$(busy_percent_over 1)
     echo "# while the slow reader drains: the server ran $busy% of the time" >&3
-    [ "$busy" -lt 50 ] || fail "the server ran $busy% of one second while waiting for a slow reader: it spins instead of waiting for room"
+    [ "$busy" -lt 90 ] || fail "the server ran $busy% of one second while waiting for a slow reader: it spins instead of waiting for room"
     wait "$slow" || server_gone "the slow reader's echo-client failed (status $?)"
     cmp -s "$in" "$in.out" || fail "the slow reader's 16 MiB came back different"
     suite_stop_clean
