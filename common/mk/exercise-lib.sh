@@ -336,7 +336,10 @@ exercise_tap_detail() {
 # A stopped run does not reach its tests' teardown: bats runs in a session of
 # its own, and everything of that session (the servers and clients its tests
 # started) is stopped with it, SIGTERM and then SIGKILL for what a wrong
-# answer may ignore.
+# answer may ignore. Some of it has left the process group by then (GNU
+# timeout makes a group of its own, a wineserver detaches): every process
+# of the run carries EXERCISE_BATS_RUN in its environment, and what still
+# carries it once bats has ended is killed too.
 exercise_bats() {
     local tap="$1" file="$2" show="${3:-}" jobs=() n pid wrapper st=0 shown=0 total stopped=0 td out failed=""
     if command -v parallel >/dev/null; then
@@ -349,7 +352,7 @@ exercise_bats() {
     # bats in a session of its own (its pid is its group's), inside a
     # subshell that keeps its status and swallows the shell's "Terminated"
     (
-        TMPDIR="$td" setsid bash -c 'echo $$ >"$1/pid" && exec bats "${@:2}"' _ "$td" \
+        TMPDIR="$td" EXERCISE_BATS_RUN="$td" setsid bash -c 'echo $$ >"$1/pid" && exec bats "${@:2}"' _ "$td" \
             "${jobs[@]}" --tap "$file" >"$tap" 2>&1 </dev/null
         echo $? >"$td/status"
     ) 2>/dev/null &
@@ -391,6 +394,7 @@ exercise_bats() {
         sleep 0.1
     done
     wait "$wrapper" 2>/dev/null
+    exercise_kill_marked "EXERCISE_BATS_RUN=$td"
     st=$(cat "$td/status" 2>/dev/null) || st=1
     if [ "$stopped" = 1 ]; then
         st=1
@@ -407,6 +411,23 @@ exercise_bats() {
     fi
     rm -rf "$td"
     return "$st"
+}
+
+# exercise_kill_marked VAR=VALUE: kill (SIGKILL) every process whose
+# environment holds that line, twice over: one the first pass missed may have
+# been forked by one it killed.
+exercise_kill_marked() {
+    local p pids
+    for _ in 1 2; do
+        pids=()
+        for p in $(env -u "${1%%=*}" grep -lzsxF "$1" /proc/[0-9]*/environ 2>/dev/null); do
+            p=${p#/proc/} && pids+=("${p%/environ}")
+        done
+        [ ${#pids[@]} -gt 0 ] || return 0
+        kill -KILL "${pids[@]}" 2>/dev/null
+        sleep 0.1
+    done
+    return 0
 }
 
 # exercise_test EX IMPL LOG: build IMPL's copy and run its tests quietly

@@ -11,6 +11,8 @@
 # MUTANT=NAME[,NAME...] runs only those mutants:
 #   MUTANT=no-backpressure bats tests/meta/mutants.bats
 load ../helpers/common
+# exercise_bats and exercise_kill_marked, as make ex has them
+. "$BATS_TEST_DIRNAME/../../common/mk/exercise-lib.sh"
 
 # Every mutant runs inside the one test below: it needs more than the
 # runner's limit per test.
@@ -42,16 +44,15 @@ setup_file() {
     export BASE
 }
 
-# run_until_first_failure DIR LOG CMD...: run CMD (a bats run in TAP form)
-# with its output in LOG, and stop it at the first "not ok": one failing
-# test kills the mutant, the rest of the file need not run. Fails if CMD
-# failed or was stopped. A stopped run does not reach its teardown, so its
-# process group is stopped here (SIGTERM, then SIGKILL for what a mutated
-# server ignores), and what it started outside the group: Wine's servers,
-# whose WINEPREFIX lies in the mutant's folder DIR.
+# run_until_first_failure LOG CMD...: run CMD (a bats run in TAP form) with
+# its output in LOG, and stop it at the first "not ok": one failing test
+# kills the mutant, the rest of the file need not run. Fails if CMD failed
+# or was stopped. A stopped run does not reach its teardown, so its process
+# group is stopped here (SIGTERM, then SIGKILL for what a mutated server
+# ignores); what left the group is the caller's (kill_mutant_run).
 run_until_first_failure() {
-    local dir="$1" log="$2" pid p
-    shift 2
+    local log="$1" pid
+    shift
     : >"$log" # there before the first grep below, however late the run starts
     setsid "$@" >"$log" 2>&1 &
     pid=$!
@@ -62,7 +63,6 @@ run_until_first_failure() {
             # A mutated server may not exit on SIGTERM (that can be its bug):
             # whatever of the group is still there is killed outright.
             kill -KILL -- -"$pid" 2>/dev/null
-            kill_wine_of "$dir"
             return 1
         fi
         sleep 0.2
@@ -70,14 +70,11 @@ run_until_first_failure() {
     wait "$pid"
 }
 
-# kill_wine_of DIR: kill what runs with a Wine prefix in DIR (Wine's
-# servers leave the process group of the test that started them).
-kill_wine_of() {
-    local p
-    for p in /proc/[0-9]*; do
-        grep -qzs "^WINEPREFIX=$1/" "$p/environ" && kill -KILL "${p#/proc/}" 2>/dev/null
-    done
-    return 0
+# kill_mutant_run DIR: kill whatever the tests of the mutant in DIR left
+# running, in their process group or out of it (GNU timeout makes a group of
+# its own, a wineserver detaches): each carries MUTANT_RUN=DIR.
+kill_mutant_run() {
+    exercise_kill_marked "MUTANT_RUN=$1"
 }
 
 # One mutant: copy, patch, build the folders the patch touches, run its tests.
@@ -132,10 +129,10 @@ run_mutant() {
     for t in $tests; do
         if [ -n "$ex" ]; then
             st=0
-            BUILD="$scratch/build" IMPL=solutions TMPDIR="$scratch" timeout 600 \
+            BUILD="$scratch/build" IMPL=solutions TMPDIR="$scratch" MUTANT_RUN="$scratch" timeout 600 \
                 bash -c '. "$1/common/mk/exercise-lib.sh" && exercise_bats "$2" "$3"' _ \
                 "$scratch" "$scratch/tests.log" "$scratch/$t" || st=$?
-            kill_wine_of "$scratch"
+            kill_mutant_run "$scratch"
             # a verdict is a failing test, not a runner that could not start
             if [ "$st" -ne 0 ] && ! grep -q '^not ok' "$scratch/tests.log" 2>/dev/null; then
                 echo "$name: BROKEN: no test of $t ran to a verdict (status $st): $(tail -n 3 "$scratch/tests.log" 2>/dev/null)"
@@ -143,8 +140,9 @@ run_mutant() {
             fi
         else
             st=0
-            run_until_first_failure "$scratch" "$scratch/tests.log" \
-                env BUILD="$scratch/build" IMPL=solutions timeout 600 bats --tap "$scratch/$t" || st=$?
+            run_until_first_failure "$scratch/tests.log" \
+                env BUILD="$scratch/build" IMPL=solutions MUTANT_RUN="$scratch" timeout 600 bats --tap "$scratch/$t" || st=$?
+            kill_mutant_run "$scratch"
         fi
         if [ "$st" -ne 0 ]; then
             local which
