@@ -64,20 +64,23 @@ wine_setup_file() {
     # no Mono or Gecko installer on the first start, and no window anywhere
     export WINEDLLOVERRIDES="mscoree=;mshtml="
     unset DISPLAY WAYLAND_DISPLAY
-    mkdir -p "$BUILD/wine"
-    (
-        flock 9
-        if [ ! -f "$BUILD/wine/prefix.ok" ]; then
-            echo "# creating the Wine prefix $WINEPREFIX (once per build folder, about 10 s)" >&3
-            rm -rf "$WINEPREFIX"
-            local t0=$SECONDS
-            timeout 300 "$WINE" wineboot -i >"$BUILD/wine/prefix.log" 2>&1 </dev/null 3>&- 9>&- &&
-                timeout 60 "$WINESERVER" -w 9>&- && touch "$BUILD/wine/prefix.ok"
-            echo "# the Wine prefix took $((SECONDS - t0)) s to create" >&3
-        fi
-    ) 9>"$BUILD/wine/prefix.lock"
-    [ -f "$BUILD/wine/prefix.ok" ] ||
-        { echo "could not create the Wine prefix $WINEPREFIX:" >&2; cat "$BUILD/wine/prefix.log" >&2; return 1; }
+    if [ -n "${WINE_PREFIX_TEMPLATE:-}" ]; then
+        # Many copies of the course, each a prefix (the mutant runner): one
+        # prefix is made once and each copy's is linked to it, but for the
+        # registry files, which Wine rewrites in place.
+        wine_prefix_make "$WINE_PREFIX_TEMPLATE" || return 1
+        mkdir -p "$BUILD/wine"
+        (
+            flock 9
+            if [ ! -f "$BUILD/wine/prefix.ok" ]; then
+                rm -rf "$WINEPREFIX"
+                cp -al "$WINE_PREFIX_TEMPLATE/prefix" "$WINEPREFIX" &&
+                    for r in "$WINEPREFIX"/*.reg; do cp --remove-destination "$WINE_PREFIX_TEMPLATE/prefix/${r##*/}" "$r" || exit 1; done &&
+                    touch "$BUILD/wine/prefix.ok"
+            fi
+        ) 9>"$BUILD/wine/prefix.lock"
+    fi
+    wine_prefix_make "$BUILD/wine" || return 1
     # A wineserver (and Wine's own services) started by a test would inherit
     # bats' descriptors and keep the test waiting: start them here, with none.
     # (It exits at once, with an error, when one is running already: fine.)
@@ -95,6 +98,26 @@ wine_setup_file() {
         WINESERVER_FDS=$(awk '/^Max open files/ { print $4 }' "/proc/$WINESERVER_PID/limits" 2>/dev/null)
     fi
     export WINESERVER_PID WINESERVER_FDS
+}
+
+# wine_prefix_make DIR: make the Wine prefix DIR/prefix unless DIR/prefix.ok
+# says it is there (wineboot, then wait for its wineserver to end), under a
+# lock: the files of a run share their build folder's prefix.
+wine_prefix_make() {
+    mkdir -p "$1"
+    (
+        flock 9
+        if [ ! -f "$1/prefix.ok" ]; then
+            echo "# creating the Wine prefix $1/prefix (once per build folder, about 10 s)" >&3
+            rm -rf "$1/prefix"
+            local t0=$SECONDS
+            WINEPREFIX="$1/prefix" timeout 300 "$WINE" wineboot -i >"$1/prefix.log" 2>&1 </dev/null 3>&- 9>&- &&
+                WINEPREFIX="$1/prefix" timeout 60 "$WINESERVER" -w 9>&- && touch "$1/prefix.ok"
+            echo "# the Wine prefix took $((SECONDS - t0)) s to create" >&3
+        fi
+    ) 9>"$1/prefix.lock"
+    [ -f "$1/prefix.ok" ] ||
+        { echo "could not create the Wine prefix $1/prefix:" >&2; cat "$1/prefix.log" >&2; return 1; }
 }
 
 # wineserver_pid: the pid of the wineserver of $WINEPREFIX, if one runs. It
