@@ -7,6 +7,8 @@
 #   half_closed_pauser PORT BYTES READY [PAUSE]  send, half-close, read slowly,
 #                                         and pause once the server read the EOF
 #   wait_for_file FILE PID                FILE appears while PID runs
+#   faults_echo_and_load KIND...          1 MB and 10 busy clients under the faults
+#                                         shim; fails unless each KIND was injected
 #   (the valgrind check is the suite's: suite_valgrind_clean SECS)
 #
 # The clients give up after HALF_CLOSE_SECS seconds (30 unless set).
@@ -107,3 +109,20 @@ wait_for_file() {
     [ -e "$1" ]
 }
 
+# faults_echo_and_load KIND...: the server under the faults shim (short reads
+# and writes, EINTR, EAGAIN) echoes 1 MB on one client and 100 messages on
+# each of 10 busy ones, then stops cleanly; fails unless the shim injected
+# each KIND (faults_injected's names: short_reads, short_writes, eintr, eagain).
+faults_echo_and_load() {
+    suite_start env $(faults_env FAULTS_SHORT_WRITE=50 FAULTS_SHORT_READ=30 FAULTS_EINTR=10 FAULTS_EAGAIN=20)
+    payload "$BATS_TEST_TMPDIR/f1" 1000000
+    # the reference: about 3 s for both, under the shim, on a loaded machine
+    CLIENT_TIMEOUT=$((8 * SLOW)) suite_echo_file "$BATS_TEST_TMPDIR/f1"
+    run timeout $((10 * SLOW)) "$(tool_bin echo-load)" -p "$PORT" -c 10 -n 100 -l 3000 -t $((8 * SLOW))
+    [ "$status" -eq 0 ] && [[ "$output" == *"errors 0"* ]] ||
+        server_gone "echo-load under the faults shim (status $status): $output
+--- server stderr ---
+$(cat "$SERVER_ERR")"
+    suite_stop_clean
+    faults_injected "$@"
+}

@@ -26,17 +26,7 @@ setup() {
 }
 
 @test "poll-echo: 1 MiB and 10 busy clients come through short writes, EINTR and EAGAIN (faults shim)" {
-    suite_start env $(faults_env FAULTS_SHORT_WRITE=50 FAULTS_SHORT_READ=30 FAULTS_EINTR=10 FAULTS_EAGAIN=20)
-    payload "$BATS_TEST_TMPDIR/f1" 1000000
-    # the reference: about 3 s for both, under the shim, on a loaded machine
-    CLIENT_TIMEOUT=$((8 * SLOW)) suite_echo_file "$BATS_TEST_TMPDIR/f1"
-    run timeout $((10 * SLOW)) "$(tool_bin echo-load)" -p "$PORT" -c 10 -n 100 -l 3000 -t $((8 * SLOW))
-    [ "$status" -eq 0 ] && [[ "$output" == *"errors 0"* ]] ||
-        server_gone "echo-load under the faults shim (status $status): $output
---- server stderr ---
-$(cat "$SERVER_ERR")"
-    suite_stop_clean
-    faults_injected short_writes eintr eagain
+    faults_echo_and_load short_writes eintr eagain
 }
 
 @test "poll-echo: an idle server with a connected client sleeps in poll() (strace: no busy loop)" {

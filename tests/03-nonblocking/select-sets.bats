@@ -65,17 +65,7 @@ setup() {
 }
 
 @test "select-sets: 1 MB and 10 busy clients come through short reads and writes, EINTR and EAGAIN (faults shim)" {
-    suite_start env $(faults_env FAULTS_SHORT_WRITE=50 FAULTS_SHORT_READ=30 FAULTS_EINTR=10 FAULTS_EAGAIN=20)
-    payload "$BATS_TEST_TMPDIR/f1" 1000000
-    # the reference: about 3 s for both, under the shim, on a loaded machine
-    CLIENT_TIMEOUT=$((8 * SLOW)) suite_echo_file "$BATS_TEST_TMPDIR/f1"
-    run timeout $((10 * SLOW)) "$(tool_bin echo-load)" -p "$PORT" -c 10 -n 100 -l 3000 -t $((8 * SLOW))
-    [ "$status" -eq 0 ] && [[ "$output" == *"errors 0"* ]] ||
-        server_gone "echo-load under the faults shim (status $status): $output
---- server stderr ---
-$(cat "$SERVER_ERR")"
-    suite_stop_clean
-    faults_injected short_reads short_writes eintr eagain
+    faults_echo_and_load short_reads short_writes eintr eagain
 }
 
 @test "select-sets: an idle server with a connected client sleeps in select() (strace: no busy loop)" {

@@ -79,18 +79,7 @@ $(tail -n 5 "$SERVER_ERR")"
 # connection and keep it open, let it settle for 0.3 s, then require at
 # most MAX wake-ups in SECONDS (2). The server must still answer afterwards.
 idle_wakeups_at_most() {
-    local max="$1" secs="${2:-2}" a
-    suite_start
-    [ -r "/proc/$SERVER_PID/schedstat" ] ||
-        skip "this kernel has no /proc/PID/schedstat (CONFIG_SCHED_INFO): no way to count wake-ups"
-    conn_open a
-    expect_echo "$a" ping
-    sleep 0.3
-    wakeups_over "$secs"
-    _idle_verdict "$WAKEUPS" "$max" "$secs" "idle with a client connected"
-    expect_echo "$a" "still answers"
-    exec {a}>&-
-    suite_stop_clean
+    _idle_wakeups main "$@"
 }
 
 # idle_wakeups_after_burst_at_most MAX [SECONDS]: a client sends 16 MiB and
@@ -173,7 +162,7 @@ faults_echo_within() {
 # served. Wake-ups and not CPU ticks: on a loaded machine a busy loop gets
 # only its share of a CPU, and can pass a bound on ticks.
 fd_limit_wakeups_at_most() {
-    local max="$1" secs="${2:-2}" fds=() i fd out=""
+    local max="$1" secs="${2:-2}" fds=() i fd
     server_start bash -c 'ulimit -n 64 && exec "$@"' _ "${SERVER_CMD[@]}" -p 0
     [ -r "/proc/$SERVER_PID/schedstat" ] ||
         skip "this kernel has no /proc/PID/schedstat (CONFIG_SCHED_INFO): no way to count wake-ups"
@@ -189,12 +178,7 @@ fd_limit_wakeups_at_most() {
     _idle_verdict "$WAKEUPS" "$max" "$secs" "out of fds with clients waiting (accept() retried without waiting?)"
     for fd in "${fds[@]}"; do exec {fd}>&-; done
     # the reference serves the first try; a few seconds of tries, no more
-    local t0=$SECONDS limit=$((5 * $(san_slowdown)))
-    while [ $((SECONDS - t0)) -lt "$limit" ]; do
-        out=$(run_client -p "$PORT" -t 1 "served again" 2>/dev/null) && break
-        sleep 0.2
-    done
-    [ "$out" = "served again" ] || server_gone "no client was served within $limit s after the others left (got '$out')"
+    served_again_within 5
     suite_stop_clean
 }
 
@@ -203,15 +187,26 @@ fd_limit_wakeups_at_most() {
 # sanitizer's helper thread counts too (ThreadSanitizer's wakes about ten
 # times a second): MAX must leave room for it.
 idle_wakeups_all_threads_at_most() {
-    local max="$1" secs="${2:-2}" a
+    _idle_wakeups all "$@"
+}
+
+# _idle_wakeups main|all MAX [SECONDS]: the two above, for the main thread
+# or for all of them.
+_idle_wakeups() {
+    local which="$1" max="$2" secs="${3:-2}" a what="idle with a client connected"
     suite_start
     [ -r "/proc/$SERVER_PID/schedstat" ] ||
         skip "this kernel has no /proc/PID/schedstat (CONFIG_SCHED_INFO): no way to count wake-ups"
     conn_open a
     expect_echo "$a" ping
     sleep 0.3
-    _sched_over "$secs" /proc/"$SERVER_PID"/task/*/schedstat
-    _idle_verdict "$WAKEUPS" "$max" "$secs" "idle with a client connected (all threads)"
+    if [ "$which" = all ]; then
+        _sched_over "$secs" /proc/"$SERVER_PID"/task/*/schedstat
+        what="$what (all threads)"
+    else
+        wakeups_over "$secs"
+    fi
+    _idle_verdict "$WAKEUPS" "$max" "$secs" "$what"
     expect_echo "$a" "still answers"
     exec {a}>&-
     suite_stop_clean

@@ -62,21 +62,11 @@ require_quiet_loop() {
 # Leaves the server running, the client closed. ARGS go in front of the
 # server (env ... for the faults shim).
 burst_then_quiet() {
-    local a wpid got n=$((8 << 20))
     suite_start "$@"
-    conn_open a
-    head -c "$n" /dev/zero >&"$a" 3>&- &
-    wpid=$!
-    _course_pids+=("$wpid")
-    sleep 1
-    server_exited && server_gone "the server died while a client sent 8 MiB without reading"
-    got=$(timeout 5 head -c "$n" <&"$a" | wc -c)
-    kill "$wpid" 2>/dev/null || true
-    wait "$wpid" 2>/dev/null || true
-    [ "$got" -eq "$n" ] || server_gone "expected $n bytes echoed within 5 s, got $got (is WRITE enabled while output waits?)"
+    suite_burst_drain $((8 << 20)) 5
     require_quiet_loop 1 3 "idle after an 8 MiB burst had drained"
-    expect_echo "$a" "still answers"
-    exec {a}>&-
+    expect_echo "$BURST_FD" "still answers"
+    exec {BURST_FD}>&-
 }
 
 # half_close_client PORT N PIDFILE: a slow reader (a 4 KiB receive buffer,

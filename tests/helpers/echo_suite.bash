@@ -325,13 +325,20 @@ suite_fd_limit_no_spin() {
     server_spins_over 1 "with $clients clients and $limit fds (out of fds: accept() again and again?)"
     for fd in "${fds[@]}"; do exec {fd}>&-; done
     # the server frees the fds of clients that left, then serves new ones
-    local out=""
-    for ((i = 0; i < 50; i++)); do
+    served_again_within 20
+    suite_stop_clean
+}
+
+# served_again_within SECS: once the clients that held every fd have left, a
+# new client is served within SECS (times the sanitizer's slowdown): tries
+# again and again until then, and fails if none was.
+served_again_within() {
+    local out="" t0=$SECONDS limit=$(($1 * $(san_slowdown)))
+    while [ $((SECONDS - t0)) -lt "$limit" ]; do
         out=$(run_client -p "$PORT" -t 2 "served again" 2>/dev/null) && break
         sleep 0.2
     done
-    [ "$out" = "served again" ] || server_gone "no client was served after the others left (got '$out')"
-    suite_stop_clean
+    [ "$out" = "served again" ] || server_gone "no client was served within $limit s after the others left (got '$out')"
 }
 
 # require_strace: skip, with the reason, where strace cannot run.
@@ -368,31 +375,39 @@ $(cat "$SERVER_ERR")"
         fail "$((after - before)) system calls in 2 s of idleness: a busy loop"
 }
 
+# suite_burst_drain BYTES [SECS]: a client sends BYTES and reads nothing for
+# a second: the echo fills its receive buffer and the server's send buffer,
+# the server's writes come back short or EAGAIN, and its backpressure stops
+# the sender. Then the client reads the echo back whole, within SECS (60).
+# Fails if the server dies or the echo is not whole. Leaves the client
+# connected, its descriptor in BURST_FD.
+suite_burst_drain() {
+    local a wpid got n="$1" secs="${2:-60}"
+    conn_open a
+    head -c "$n" /dev/zero >&"$a" 3>&- &
+    wpid=$!
+    _course_pids+=("$wpid")
+    sleep 1
+    server_exited && server_gone "the server died while a client sent $n bytes without reading"
+    got=$(timeout "$secs" head -c "$n" <&"$a" | wc -c)
+    # a server that stopped reading leaves the writer blocked for ever
+    kill "$wpid" 2>/dev/null || true
+    wait "$wpid" 2>/dev/null || true
+    [ "$got" -eq "$n" ] || server_gone "expected $n bytes echoed within $secs s, got $got (is writability asked for while output waits?)"
+    BURST_FD=$a
+}
+
 # A burst that fills the socket forces the server to keep output pending and
 # ask for writability (EPOLLOUT, POLLOUT...). Once the client has read it all
 # and the pending output is gone, that interest must be dropped: a server
 # that leaves it armed is woken at once, forever, while idle. (An idle check
 # after a short echo cannot see this: a short echo never needs EPOLLOUT.)
 suite_idle_after_burst_no_spin() {
-    local a wpid got n=$((16 << 20))
     suite_start
-    conn_open a
-    # 16 MiB sent, nothing read for a second: the echo fills our receive
-    # buffer and the server's send buffer (about 4 MB here), the server's
-    # writes come back short or EAGAIN, and its backpressure stops the sender.
-    head -c "$n" /dev/zero >&"$a" 3>&- &
-    wpid=$!
-    _course_pids+=("$wpid")
-    sleep 1
-    server_exited && server_gone "the server died while a client sent 16 MiB without reading"
-    got=$(timeout 60 head -c "$n" <&"$a" | wc -c)
-    # a server that stopped reading leaves the writer blocked for ever
-    kill "$wpid" 2>/dev/null || true
-    wait "$wpid" 2>/dev/null || true
-    [ "$got" -eq "$n" ] || server_gone "expected $n bytes echoed, got $got"
+    suite_burst_drain $((16 << 20))
     server_spins_over 1 "idle after draining a 16 MiB burst (write interest left armed?)"
-    expect_echo "$a" "still answers"
-    exec {a}>&-
+    expect_echo "$BURST_FD" "still answers"
+    exec {BURST_FD}>&-
     suite_stop_clean
 }
 
