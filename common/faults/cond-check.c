@@ -16,13 +16,27 @@
  *     FAULTS_SPURIOUS_WAKEUP=50 LD_PRELOAD=build/common/faults/libfaults.so \
  *         build/common/faults/cond-check -m if                # caught
  *
+ * With -u the producer sets `ready` and signals without taking the mutex (a
+ * data race too, kept defined here by an atomic). If the consumer has tested
+ * `ready` but is not yet asleep at that moment, the signal finds nobody and
+ * the consumer sleeps for ever: a lost wake-up. The moment is short, so -u
+ * mostly passes, by luck; the shim's FAULTS_LATE_WAIT holds every waiter in
+ * that moment (mutex held) for a while, and the first round is lost:
+ *
+ *     build/common/faults/cond-check -u                       # passes: luck
+ *     FAULTS_LATE_WAIT=50 LD_PRELOAD=build/common/faults/libfaults.so \
+ *         build/common/faults/cond-check -u                   # lost, exit 1
+ *
  * Options: -m while|if (default while), -t to wait with
  * pthread_cond_timedwait() (a deadline far away) instead of
- * pthread_cond_wait(), -n ROUNDS (default 200). Exit 0: every hand-off went
- * through; 1: the consumer went on without `ready`; 2: bad arguments.
+ * pthread_cond_wait(), -u (above), -n ROUNDS (default 200). Exit 0: every
+ * hand-off went through; 1: the consumer went on without `ready`, or a
+ * hand-off took more than 2 s (a wake-up lost); 2: bad arguments.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,8 +47,8 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ready_cond = PTHREAD_COND_INITIALIZER; /* ready became true */
 static pthread_cond_t taken_cond = PTHREAD_COND_INITIALIZER; /* ready became false */
-static bool ready;
-static bool timed;
+static atomic_bool ready; /* atomic only so that -u stays defined C */
+static bool timed, unlocked;
 static long rounds = 200;
 
 /* One wait on c, plain or timed; the deadline is far enough never to come. */
@@ -64,14 +78,31 @@ static void *producer(void *arg)
     (void)arg;
     for (long i = 0; i < rounds; i++) {
         nanosleep(&pause, NULL);
-        pthread_mutex_lock(&lock);
-        ready = true;
-        pthread_cond_signal(&ready_cond);
+        if (unlocked) { /* the mistake: the condition changes behind the mutex's back */
+            ready = true;
+            pthread_cond_signal(&ready_cond);
+            pthread_mutex_lock(&lock);
+        } else {
+            pthread_mutex_lock(&lock);
+            ready = true;
+            pthread_cond_signal(&ready_cond);
+        }
         while (ready) /* always a while here: only the consumer's form is on trial */
             wait_on(&taken_cond);
         pthread_mutex_unlock(&lock);
     }
     return NULL;
+}
+
+/* A hand-off that takes 2 s will never come: a wake-up was lost. */
+static void on_alarm(int sig)
+{
+    static const char msg[] = "a hand-off took more than 2 s: the consumer sleeps with `ready` "
+                              "set, its wake-up lost\n";
+    (void)sig;
+    if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
+        _exit(1);
+    _exit(1);
 }
 
 int main(int argc, char **argv)
@@ -80,27 +111,31 @@ int main(int argc, char **argv)
     pthread_t t;
     int opt, err;
 
-    while ((opt = getopt(argc, argv, "m:tn:h")) != -1) {
+    while ((opt = getopt(argc, argv, "m:tun:h")) != -1) {
         if (opt == 'm' && (strcmp(optarg, "if") == 0 || strcmp(optarg, "while") == 0))
             use_if = strcmp(optarg, "if") == 0;
         else if (opt == 't')
             timed = true;
+        else if (opt == 'u')
+            unlocked = true;
         else if (opt == 'n' && (rounds = atol(optarg)) > 0)
             continue;
         else {
             fprintf(opt == 'h' ? stdout : stderr,
-                    "usage: cond-check [-m while|if] [-t] [-n ROUNDS]\n"
+                    "usage: cond-check [-m while|if] [-t] [-u] [-n ROUNDS]\n"
                     "Hand a flag from one thread to another ROUNDS times (200); exit 1 if the\n"
                     "waiter went on without it.\n");
             return opt == 'h' ? 0 : 2;
         }
     }
+    signal(SIGALRM, on_alarm);
     if ((err = pthread_create(&t, NULL, producer, NULL))) {
         fprintf(stderr, "cond-check: pthread_create: %s\n", strerror(err));
         return 1;
     }
     pthread_mutex_lock(&lock);
     for (long i = 0; i < rounds; i++) {
+        alarm(2);
         if (use_if) {
             if (!ready)
                 wait_on(&ready_cond);
@@ -119,7 +154,7 @@ int main(int argc, char **argv)
     }
     pthread_mutex_unlock(&lock);
     pthread_join(t, NULL);
-    printf("rounds=%ld: every hand-off went through (-m %s%s)\n", rounds, use_if ? "if" : "while",
-           timed ? ", timed" : "");
+    printf("rounds=%ld: every hand-off went through (-m %s%s%s)\n", rounds, use_if ? "if" : "while",
+           timed ? ", timed" : "", unlocked ? ", -u" : "");
     return 0;
 }

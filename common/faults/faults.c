@@ -27,10 +27,19 @@
  *                          mutex is locked again (a wait that sits in an `if`
  *                          instead of a `while` then goes on with its condition
  *                          false)
+ *   FAULTS_LATE_WAIT=MS    every pthread_cond_wait and pthread_cond_timedwait
+ *                          first sleeps MS milliseconds (0..10000) holding the
+ *                          mutex, as a thread preempted between testing its
+ *                          condition and waiting would: a condition changed
+ *                          (or signalled) without the mutex in that moment is
+ *                          a wake-up lost, every time
+ *   FAULTS_LATE_WAIT_MARK=FILE  append one byte to FILE as each late wait
+ *                          begins, so a test knows a thread is in that moment
  *   FAULTS_SEED=N          seed of the private random generator (default 1)
  *   FAULTS_FDS=all         misbehave on every fd, not only on sockets
  *   FAULTS_LOG=FILE        at exit, append "pid=N short_reads=N short_writes=N
- *                          eintr=N eagain=N calls=N spurious=N cond_waits=N"
+ *                          eintr=N eagain=N calls=N spurious=N cond_waits=N
+ *                          late_waits=N"
  *                          to FILE
  *
  * Rules that keep the shim honest (it must only do what a kernel may do):
@@ -42,7 +51,9 @@
  *     the kernel never does to a caller that gave a big enough buffer;
  *   - no short count when recv*() asked for MSG_WAITALL;
  *   - a spurious wake-up returns 0 with the mutex held again, as POSIX says a
- *     wait returns; it never fails, and never reports a timeout it did not wait.
+ *     wait returns; it never fails, and never reports a timeout it did not wait;
+ *   - a late wait only delays a thread where the scheduler may: it still holds
+ *     the mutex, so nothing that respects the mutex can tell.
  *
  * What it cannot reach: statically linked programs, system calls made without
  * the libc wrappers (io_uring, syscall(2)), and calls libc makes internally
@@ -69,6 +80,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The hot path may run in a signal handler: everything it touches must be
@@ -87,15 +99,17 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags, 
 /* ---- configuration ------------------------------------------------------ */
 
 static struct {
-    unsigned short_read;  /* percent, 0..100 */
-    unsigned short_write; /* percent */
-    unsigned eintr;       /* percent */
-    unsigned eagain;      /* percent */
-    unsigned spurious;    /* percent of condition waits that return at once */
-    int all_fds;          /* FAULTS_FDS=all */
+    unsigned short_read;   /* percent, 0..100 */
+    unsigned short_write;  /* percent */
+    unsigned eintr;        /* percent */
+    unsigned eagain;       /* percent */
+    unsigned spurious;     /* percent of condition waits that return at once */
+    unsigned late_wait_ms; /* each condition wait sleeps this long first */
+    int late_mark_fd;      /* FAULTS_LATE_WAIT_MARK, or -1 */
+    int all_fds;           /* FAULTS_FDS=all */
     uint64_t seed;
     char log_path[PATH_MAX]; /* empty: no log */
-} faults__cfg = {.seed = 1};
+} faults__cfg = {.seed = 1, .late_mark_fd = -1};
 
 /* One counter per kind of fault, plus every call that went through a wrapper
  * (whether or not it was eligible), so a test can tell "the shim was loaded
@@ -104,7 +118,7 @@ static atomic_ulong faults__short_reads, faults__short_writes, faults__eintrs, f
     faults__calls;
 /* Condition waits: the spurious wake-ups made, and every wait that went
  * through a wrapper (the proof that the program waited at all). */
-static atomic_ulong faults__spurious, faults__cond_waits;
+static atomic_ulong faults__spurious, faults__cond_waits, faults__late_waits;
 
 /* ---- the real functions --------------------------------------------------- */
 
@@ -642,6 +656,27 @@ static int faults__wake_spuriously(pthread_mutex_t *m)
     return pthread_mutex_lock(m);
 }
 
+/* A thread preempted after testing its condition, before it sleeps: it holds
+ * the mutex all along, so a thread that changes the condition under the mutex
+ * waits for it to be asleep, and one that does not signals nobody. */
+static void faults__wait_late(void)
+{
+    struct timespec t;
+
+    if (!faults__cfg.late_wait_ms)
+        return;
+    atomic_fetch_add_explicit(&faults__late_waits, 1, memory_order_relaxed);
+    if (faults__cfg.late_mark_fd >= 0) {
+        faults__write_fn real_write = (faults__write_fn)faults__sym(FAULTS_WRITE);
+        if (real_write && real_write(faults__cfg.late_mark_fd, "w", 1) != 1)
+            fprintf(stderr, "libfaults: could not write to FAULTS_LATE_WAIT_MARK\n");
+    }
+    t.tv_sec = faults__cfg.late_wait_ms / 1000;
+    t.tv_nsec = (long)(faults__cfg.late_wait_ms % 1000) * 1000000L;
+    while (nanosleep(&t, &t) < 0 && errno == EINTR)
+        ;
+}
+
 int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
     faults__cond_wait_fn real =
@@ -651,6 +686,9 @@ int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
         return ENOSYS;
     if (faults__spurious_now())
         return faults__wake_spuriously(m);
+    int saved_errno = errno;
+    faults__wait_late();
+    errno = saved_errno;
     return real(c, m);
 }
 
@@ -665,6 +703,9 @@ int pthread_cond_timedwait(pthread_cond_t *restrict c, pthread_mutex_t *restrict
     /* Before the deadline or not, 0: a spurious wake-up is not a timeout. */
     if (faults__spurious_now())
         return faults__wake_spuriously(m);
+    int saved_errno = errno;
+    faults__wait_late();
+    errno = saved_errno;
     return real(c, m, abstime);
 }
 
@@ -700,6 +741,7 @@ static void faults__after_fork_child(void)
     atomic_store(&faults__calls, 0);
     atomic_store(&faults__spurious, 0);
     atomic_store(&faults__cond_waits, 0);
+    atomic_store(&faults__late_waits, 0);
     faults__rng_state = 0;
 }
 
@@ -713,6 +755,22 @@ __attribute__((constructor)) static void faults__load(void)
     faults__cfg.eintr = faults__percent("FAULTS_EINTR");
     faults__cfg.eagain = faults__percent("FAULTS_EAGAIN");
     faults__cfg.spurious = faults__percent("FAULTS_SPURIOUS_WAKEUP");
+    if ((s = getenv("FAULTS_LATE_WAIT")) && *s) {
+        char *end;
+        errno = 0;
+        unsigned long ms = strtoul(s, &end, 10);
+        if (errno || *end || ms > 10000 || *s == '-')
+            fprintf(stderr,
+                    "libfaults: FAULTS_LATE_WAIT=%s is not a number of ms (0-10000); ignored\n", s);
+        else
+            faults__cfg.late_wait_ms = (unsigned)ms;
+    }
+    if ((s = getenv("FAULTS_LATE_WAIT_MARK")) && *s) {
+        faults__cfg.late_mark_fd = open(s, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+        if (faults__cfg.late_mark_fd < 0)
+            fprintf(stderr, "libfaults: cannot open FAULTS_LATE_WAIT_MARK=%s: %s\n", s,
+                    strerror(errno));
+    }
 
     if ((s = getenv("FAULTS_SEED")) && *s) {
         char *end;
@@ -766,11 +824,12 @@ __attribute__((destructor)) static void faults__exit(void)
         return;
     n = snprintf(line, sizeof(line),
                  "pid=%ld short_reads=%lu short_writes=%lu eintr=%lu eagain=%lu calls=%lu "
-                 "spurious=%lu cond_waits=%lu\n",
+                 "spurious=%lu cond_waits=%lu late_waits=%lu\n",
                  (long)getpid(), atomic_load(&faults__short_reads),
                  atomic_load(&faults__short_writes), atomic_load(&faults__eintrs),
                  atomic_load(&faults__eagains), atomic_load(&faults__calls),
-                 atomic_load(&faults__spurious), atomic_load(&faults__cond_waits));
+                 atomic_load(&faults__spurious), atomic_load(&faults__cond_waits),
+                 atomic_load(&faults__late_waits));
     fd = open(faults__cfg.log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd >= 0) {
         if (real_write(fd, line, (size_t)n) != n) /* the real one: no faults in our own log */

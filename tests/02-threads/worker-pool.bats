@@ -43,6 +43,23 @@ pool_bin() { impl_bin worker-pool echo-pool; }
     counted_positive faults_count "the faults shim" spurious
 }
 
+# A stop that sets the queue's flag, or signals, without its mutex is lost
+# when a worker has tested the queue and is not asleep yet. The faults shim's
+# FAULTS_LATE_WAIT holds each waiter in that moment for half a second, mutex
+# held (the scheduler may); SIGTERM comes while the one worker is there, in
+# its second wait. A stop that takes the mutex waits until it sleeps.
+@test "worker-pool: SIGTERM while the worker has tested the empty queue but is not asleep yet still wakes it (FAULTS_LATE_WAIT)" {
+    local a mark="$BATS_TEST_TMPDIR/late"
+    # shellcheck disable=SC2046 # faults_env prints words for env(1)
+    server_start env $(faults_env FAULTS_LATE_WAIT=500 FAULTS_LATE_WAIT_MARK="$mark") "$(pool_bin)" -p 0 -w 1
+    conn_open a
+    pool_echo "$a" "served by the one worker"
+    exec {a}>&-
+    # its first wait came before the client; the second, once the client left
+    late_waits_reach "$mark" 2
+    pool_stop_within 3
+}
+
 @test "worker-pool: with the queue full the acceptor waits, and every client is served in turn" {
     pool_served_in_turn "$(pool_bin)" b "the second client"
 }

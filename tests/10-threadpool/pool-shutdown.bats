@@ -42,6 +42,20 @@ setup() { pool_exercise_setup pool-shutdown; }
     counted_positive faults_count "the faults shim" spurious
 }
 
+# A shutdown that sets `stopping`, or broadcasts, without the pool's mutex
+# is lost when a thread has tested the queue and is not asleep yet. The
+# faults shim's FAULTS_LATE_WAIT holds each waiter in that moment for half a
+# second, mutex held (the scheduler may); SIGTERM comes while the one pool
+# thread is there, in its second wait, after the first job.
+@test "pool-shutdown: SIGTERM while the pool thread has tested the empty queue but is not asleep yet still wakes and joins it (FAULTS_LATE_WAIT)" {
+    local mark="$BATS_TEST_TMPDIR/late"
+    # shellcheck disable=SC2046 # faults_env prints words for env(1)
+    server_start env $(faults_env FAULTS_LATE_WAIT=500 FAULTS_LATE_WAIT_MARK="$mark") "${SERVER[@]}" -p 0 -w 1
+    fetch_cmp f4096.bin
+    late_waits_reach "$mark" 2
+    stop_within 3
+}
+
 @test "pool-shutdown: SIGTERM with one slow read running and 5 queued: the queued are cancelled, exit 0 soon" {
     local i clients=() t0 ms slow=$((1000 * $(san_slowdown)))
     server_start "${SERVER[@]}" -p 0 -w 1 -s "$slow"

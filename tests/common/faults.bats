@@ -226,6 +226,35 @@ assert_count() {
     done
 }
 
+# A lost wake-up: a condition changed and signalled without the mutex while
+# the waiter, having tested it, is not yet asleep. FAULTS_LATE_WAIT holds
+# every waiter in that moment (its mutex held), so the mistake loses the
+# first hand-off every time, and a producer that takes the mutex is never
+# hurt: it waits until the waiter sleeps.
+@test "FAULTS_LATE_WAIT makes a condition set without the mutex lose its wake-up, every time, and hurts no one who takes it" {
+    local prog="$BUILD/common/faults/cond-check" mark="$BATS_TEST_TMPDIR/mark"
+    require_bin "$prog" common
+    rm -f "$LOG"
+    shimmed FAULTS_LATE_WAIT=50 -- timeout 20 "$prog" -u -n 20
+    [ "$status" -eq 1 ] || fail "cond-check -u: expected exit 1 (a wake-up lost), got $status: $output $stderr"
+    assert_output --partial "its wake-up lost"
+
+    rm -f "$LOG"
+    shimmed FAULTS_LATE_WAIT=20 FAULTS_LATE_WAIT_MARK="$mark" -- timeout 20 "$prog" -n 20
+    [ "$status" -eq 0 ] || fail "cond-check with the mutex: expected exit 0, got $status: $output $stderr"
+    assert_count "late waits in the log" -gt 0 "$(faults_count late_waits)"
+    assert_count "bytes in FAULTS_LATE_WAIT_MARK" -eq "$(faults_count late_waits)" "$(stat -c %s "$mark")"
+}
+
+@test "FAULTS_LATE_WAIT that is not a number of ms is refused with a message and ignored" {
+    local prog="$BUILD/common/faults/cond-check"
+    require_bin "$prog" common
+    shimmed FAULTS_LATE_WAIT=-5 -- "$prog" -n 5
+    [ "$status" -eq 0 ] || fail "expected exit 0, got $status: $stderr"
+    [[ "$stderr" == *"FAULTS_LATE_WAIT=-5 is not a number of ms (0-10000); ignored"* ]] || fail "expected the refusal on stderr, got: $stderr"
+    assert_count "late waits in the log" -eq 0 "$(faults_count late_waits)"
+}
+
 @test "FAULTS_SPURIOUS_WAKEUP=100 never lets a wait sleep, and a while loop still hands every flag over" {
     local prog="$BUILD/common/faults/cond-check"
     require_bin "$prog" common

@@ -166,6 +166,19 @@ counted_positive() {
     [ "$ok" -eq 1 ] || fail "$who should have injected some of each of: $*; counted:$counts"
 }
 
+# late_waits_reach MARK N: wait (up to 10 s) until the faults shim's
+# FAULTS_LATE_WAIT_MARK file MARK says N condition waits have begun late: the
+# N-th waiter is then in the moment between testing its condition and
+# sleeping, mutex held, for the FAULTS_LATE_WAIT the test gave.
+late_waits_reach() {
+    local i
+    for ((i = 0; i < 500; i++)); do
+        [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -ge "$2" ] && return 0
+        sleep 0.02
+    done
+    fail "the faults shim saw $(stat -c %s "$1" 2>/dev/null || echo 0) late condition waits in 10 s, expected $2"
+}
+
 # faults_injected NAME...: the faults shim injected at least one of each NAME
 # (short_reads, short_writes, eintr, eagain), or the test proved nothing.
 faults_injected() {
