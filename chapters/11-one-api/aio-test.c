@@ -2,7 +2,7 @@
 /* aio-test.c: the promises of cio.h, checked on the backend CIO_BACKEND picks.
  *
  *     make -C chapters/11-one-api
- *     CIO_BACKEND=epoll build/chapters/11-one-api/aio-test probe|timers|cancel|files|net|pool
+ *     CIO_BACKEND=epoll build/chapters/11-one-api/aio-test probe|timers|cancel|files|net|idle|pool
  *
  *   probe   open the backend and print its capabilities (77 if refused here);
  *   timers  timeouts of 300, 100, 200 and 50 ms fire in order, each no
@@ -18,6 +18,9 @@
  *           (not on Windows);
  *   net     accept, recv, send, a send far larger than the socket buffer
  *           (complete only when every byte is out), and 0 at end of stream;
+ *   idle    a recv waits while a send fills the socket and waits for room;
+ *           once the send has completed and nothing comes, the loop sleeps
+ *           (at most 3 wake-ups in 300 ms);
  *   pool    pooled receives (a pool of 4 buffers): a waiting one holds no
  *           buffer; bytes arrive in a pool buffer the caller releases; end
  *           of stream and a reset hold none; a fifth receive waits while 4
@@ -324,6 +327,73 @@ static void test_net(struct cio *a)
     os_close((sock)server);
     os_close(client);
     os_close(lfd);
+}
+
+/* ---- idle after a send that waited ----------------------------------------------- */
+
+/* A recv waits on a connection (nothing comes) while a send fills its socket
+ * and waits for room. Once the peer has read it all and the send has
+ * completed, only the recv is left, and nothing comes for it: the loop must
+ * sleep. A readiness backend that kept asking for writability (its interest
+ * widened for the send and never narrowed) would be told "writable" at
+ * once, again and again: each cio_run() below would return at once with no
+ * callback. A completion backend has nothing to narrow. */
+static void test_idle(struct cio *a)
+{
+    sock client, server;
+    size_t n = 8u << 20, got = 0;
+    unsigned char *out = calloc(1, n), chunk[65536], in[16];
+    struct seen rs = {0}, ss = {0};
+    struct cio_op recv, send;
+    long long end;
+    int runs = 0;
+
+    CHECK_MSG(out != NULL, "calloc(%zu)", n);
+    tcp_pair(a, &client, &server);
+    recv = (struct cio_op){.kind = CIO_RECV,
+                           .fd = (cio_fd)server,
+                           .buf = in,
+                           .len = sizeof(in),
+                           .cb = on_done,
+                           .user_data = &rs};
+    send = (struct cio_op){.kind = CIO_SEND,
+                           .fd = (cio_fd)server,
+                           .buf = out,
+                           .len = n,
+                           .cb = on_done,
+                           .user_data = &ss};
+    submit(a, &recv);
+    submit(a, &send);
+    os_nonblocking(client);
+    end = clock_now_ms() + 30000;
+    while ((ss.calls == 0 || got < n) && clock_now_ms() < end) {
+        int r = os_read(client, chunk, sizeof(chunk));
+        got += r > 0 ? (size_t)r : 0;
+        cio_run(a, r > 0 ? 0 : 10);
+    }
+    CHECK_MSG(ss.calls == 1 && send.res == (int)n && got == n,
+              "the send beside a waiting recv: res %d, %zu of %zu bytes received", send.res, got,
+              n);
+    run_for(a, 50); /* what the last reads left to report */
+    end = clock_now_ms() + 300;
+    while (clock_now_ms() < end) {
+        cio_run(a, (int)(end - clock_now_ms()));
+        runs++;
+    }
+    printf("idle with a recv waiting, after a send that waited for room: %d wake-up%s in 300 ms\n",
+           runs, runs == 1 ? "" : "s");
+    CHECK_MSG(rs.calls == 0, "the recv completed with %d, and nothing was sent", recv.res);
+    CHECK_MSG(runs <= 3,
+              "%d wake-ups in 300 ms with nothing to do: writability still asked for after the "
+              "send completed?",
+              runs);
+    CHECK_MSG(cio_cancel(a, &recv) == 0, "cio_cancel(the waiting recv)");
+    run_until_idle(a, 5000);
+    CHECK_MSG(rs.calls == 1 && recv.res == -ECANCELED, "the cancelled recv: res %d", recv.res);
+    cio_detach(a, (cio_fd)server);
+    os_close(server);
+    os_close(client);
+    free(out);
 }
 
 /* ---- pooled receives ------------------------------------------------------------- */
@@ -753,7 +823,7 @@ int main(int argc, char **argv)
     char caps[128];
 
     if (argc != 2) {
-        fprintf(stderr, "usage: aio-test probe|timers|cancel|files|net|pool\n");
+        fprintf(stderr, "usage: aio-test probe|timers|cancel|files|net|idle|pool\n");
         return 2;
     }
 #ifdef _WIN32
@@ -772,10 +842,13 @@ int main(int argc, char **argv)
         test_files(a);
     else if (strcmp(argv[1], "net") == 0)
         test_net(a);
+    else if (strcmp(argv[1], "idle") == 0)
+        test_idle(a);
     else if (strcmp(argv[1], "pool") == 0)
         test_pool(a);
     else {
-        fprintf(stderr, "aio-test: %s: not a test (timers, cancel, files, net, pool)\n", argv[1]);
+        fprintf(stderr, "aio-test: %s: not a test (timers, cancel, files, net, idle, pool)\n",
+                argv[1]);
         cio_destroy(a);
         return 2;
     }

@@ -56,6 +56,11 @@ $output"
     assert_output --partial "recv after the peer's shutdown: res 0"
 }
 
+@test "cio (iocp): a WSARecv that waited beside a WSASend that waited for room: once the send completed, the idle loop sleeps (at most 3 wake-ups in 300 ms)" {
+    aio_test_exe idle
+    assert_output --regexp "idle with a recv waiting, after a send that waited for room: [123] wake-ups? in 300 ms"
+}
+
 @test "cio (iocp): a pooled recv (zero-byte WSARecv) holds no buffer while it waits; a full pool parks it until a release; 1000 recvs recycle 4 buffers" {
     aio_test_exe pool
     assert_output --partial "a pooled recv waiting on a silent client: 0 callbacks, 0 buffers held"
