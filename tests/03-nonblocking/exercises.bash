@@ -114,11 +114,13 @@ wait_for_file() {
 # each of 10 busy ones, then stops cleanly; fails unless the shim injected
 # each KIND (faults_injected's names: short_reads, short_writes, eintr, eagain).
 faults_echo_and_load() {
+    # shellcheck disable=SC2046 # one word per VAR=VALUE
     suite_start env $(faults_env FAULTS_SHORT_WRITE=50 FAULTS_SHORT_READ=30 FAULTS_EINTR=10 FAULTS_EAGAIN=20)
     payload "$BATS_TEST_TMPDIR/f1" 1000000
     # the reference: about 3 s for both, under the shim, on a loaded machine
     CLIENT_TIMEOUT=$((8 * SLOW)) suite_echo_file "$BATS_TEST_TMPDIR/f1"
     run timeout $((10 * SLOW)) "$(tool_bin echo-load)" -p "$PORT" -c 10 -n 100 -l 3000 -t $((8 * SLOW))
+    # shellcheck disable=SC2154 # status and output are set by bats' run
     [ "$status" -eq 0 ] && [[ "$output" == *"errors 0"* ]] ||
         server_gone "echo-load under the faults shim (status $status): $output
 --- server stderr ---
