@@ -1,0 +1,233 @@
+#!/usr/bin/env bats
+# Chapter 15: mini-redis as a server: its contract, the parser's unit test,
+# pipelining counted under strace, expiry, many clients, resets, half-close,
+# stops at any moment, no leaked fds, the query buffer limit. The replies
+# themselves are compared with redis-server's in differential.bats; real
+# clients drive it in redis-cli.bats.
+
+load ../helpers/common
+load ../helpers/echo_suite
+load redis
+
+@test "mini-redis and resp-cat: bad arguments print the usage and exit 2; -h exits 0" {
+    usage_contract mini-redis resp-cat
+    run timeout 10 "$(chapter_bin mini-redis)" -q 100
+    assert_failure 2
+    run timeout 10 "$(chapter_bin resp-cat)" -p 0
+    assert_failure 2
+}
+
+@test "mini-redis: an unknown RT_BACKEND names the backends and exits 2" {
+    RT_BACKEND=select run timeout 10 "$(chapter_bin mini-redis)" -p 0
+    assert_failure 2
+    assert_output --partial "RT_BACKEND=select: no such backend (there are: uring epoll kqueue)"
+}
+
+@test "resp-test: the parser finds the same requests and errors however the bytes are cut" {
+    run timeout 60 "$(chapter_bin resp-test)"
+    echo "$output" | sed 's/^/# /' >&3
+    assert_success
+    refute_output --partial "not ok"
+}
+
+@test "HELLO and HELLO 2 answer as redis-server does (but for the server's name and the client id); HELLO 3 is refused" {
+    require_redis
+    redis_start
+    mini_start
+    printf 'hello\nhello 2\nhello 2 setname me\n' | both
+    sed -i -e 's/\$5\\r\\nredis\\r\\n/$10\\r\\nmini-redis\\r\\n/' -e 's/\$2\\r\\nid\\r\\n:[0-9]*/$2\\r\\nid\\r\\n:ID/' \
+        "$BATS_TEST_TMPDIR/redis.out"
+    sed -i 's/\$2\\r\\nid\\r\\n:[0-9]*/$2\\r\\nid\\r\\n:ID/' "$BATS_TEST_TMPDIR/mini.out"
+    same_replies "HELLO"
+    run mini_cmd hello 3
+    assert_output '-NOPROTO unsupported protocol version\r\n'
+}
+
+@test "COMMAND lists every command with its arity and keys, COMMAND COUNT counts them; there is no COMMAND DOCS, as in Redis 6" {
+    mini_start
+    run mini_cmd command count
+    [[ "$output" =~ ^:([0-9]+)\\r\\n$ ]] || fail "COMMAND COUNT: $output"
+    local n=${BASH_REMATCH[1]}
+    [ "$n" -ge 46 ] || fail "COMMAND COUNT: $n commands, expected 46 or more"
+    run mini_cmd command
+    [[ "$output" == "*$n\\r\\n"* ]] || fail "COMMAND does not list $n commands: ${output:0:80}"
+    assert_output --partial '*6\r\n$3\r\nget\r\n:2\r\n*0\r\n:1\r\n:1\r\n:1\r\n'
+    assert_output --partial '*6\r\n$4\r\nmset\r\n:-3\r\n*0\r\n:1\r\n:-1\r\n:2\r\n'
+    run mini_cmd command docs
+    assert_output "-ERR unknown subcommand 'docs'. Try COMMAND HELP.\\r\\n"
+}
+
+# strace_start: mini-redis on epoll under strace, counting its socket calls.
+strace_start() {
+    command -v strace >/dev/null || skip "strace is not installed (make deps)"
+    # LeakSanitizer cannot run under ptrace: the SAN= build checks leaks elsewhere
+    RT_BACKEND=epoll ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" \
+        server_start strace -f -qq -e trace=recvfrom,read,sendto,write,sendmsg,writev \
+        -o "$BATS_TEST_TMPDIR/strace.log" "$(chapter_bin mini-redis)" -p 0
+}
+
+# calls_on FD NAME: how many calls NAME the server made on FD that moved bytes.
+calls_on() {
+    grep -cE "^[0-9]+ +$2\($1, .*= [1-9][0-9]*$" "$BATS_TEST_TMPDIR/strace.log" || true
+}
+
+# sends_per_read: for the one connection of the traced run, "READS SENDS":
+# reads that brought bytes, and sends of any kind.
+sends_per_read() {
+    local fd
+    fd=$(sed -nE 's/^[0-9]+ +recvfrom\(([0-9]+), .*= [1-9][0-9]*$/\1/p' "$BATS_TEST_TMPDIR/strace.log" | head -n 1)
+    [ -n "$fd" ] || fail "no recvfrom() with bytes in the trace: $(head -n 20 "$BATS_TEST_TMPDIR/strace.log")"
+    echo "$(calls_on "$fd" recvfrom) $(($(calls_on "$fd" sendto) + $(calls_on "$fd" write) + $(calls_on "$fd" sendmsg) + $(calls_on "$fd" writev)))"
+}
+
+@test "pipelining: 100 requests in one write get their 100 replies in one send, and 10 requests one at a time take 10 (epoll, under strace)" {
+    local i out counts
+    strace_start
+    out=$(for ((i = 0; i < 100; i++)); do printf 'INCR n\r\n'; done | timeout 10 "$(chapter_bin resp-cat)" -r -p "$PORT")
+    [ "$(grep -c '^:' <<<"$out")" -eq 100 ] || fail "expected 100 replies: $out"
+    grep -q '^:100\\r\\n$' <<<"$out" || fail "the last reply is not :100: $out"
+    traced_stop
+    [ "$SERVER_STATUS" -eq 0 ]
+    read -r reads sends <<<"$(sends_per_read)"
+    echo "# 100 pipelined requests: $reads reads, $sends sends" >&3
+    # 800 bytes sent at once arrive in one read on loopback, or now and then two
+    [ "$reads" -le 2 ] || fail "100 requests (800 bytes) in one write took $reads reads"
+    [ "$sends" -eq "$reads" ] || fail "$sends sends for $reads reads: the replies of one read must leave together"
+
+    strace_start
+    for ((i = 0; i < 10; i++)); do echo "INCR n"; done | timeout 10 "$(chapter_bin resp-cat)" -p "$PORT" >/dev/null
+    traced_stop
+    read -r reads sends <<<"$(sends_per_read)"
+    echo "# 10 requests, each after the last reply: $reads reads, $sends sends" >&3
+    [ "$reads" -eq 10 ] && [ "$sends" -eq 10 ] || fail "expected 10 reads and 10 sends, got $reads and $sends"
+}
+
+# sets_with_ttl MS: 10,000 SET key:I v PX MS requests, in RESP.
+sets_with_ttl() {
+    local i
+    for ((i = 0; i < 10000; i++)); do
+        printf '*5\r\n$3\r\nSET\r\n$%d\r\nkey:%d\r\n$1\r\nv\r\n$2\r\nPX\r\n$%d\r\n%d\r\n' \
+            $((${#i} + 4)) "$i" ${#1} "$1"
+    done
+}
+
+@test "expiry: 10,000 keys with a short TTL, never read again, are all gone within seconds (the active cycle)" {
+    local ttl_ms=$((1500 * $(san_slowdown))) n t0 bound=$((6 * $(san_slowdown)))
+    mini_start
+    untraced sets_with_ttl "$ttl_ms" >"$BATS_TEST_TMPDIR/set.resp"
+    timeout 30 "$(chapter_bin resp-cat)" -r -p "$PORT" <"$BATS_TEST_TMPDIR/set.resp" >"$BATS_TEST_TMPDIR/set.out"
+    [ "$(grep -c '^+OK' "$BATS_TEST_TMPDIR/set.out")" -eq 10000 ] || fail "not 10,000 OKs: $(sort "$BATS_TEST_TMPDIR/set.out" | uniq -c | head)"
+    n=$(mini_cmd dbsize)
+    [ "$n" = ':10000\r\n' ] || fail "DBSIZE just after the SETs: $n (expected 10000: too slow a machine?)"
+    t0=$SECONDS
+    while n=$(mini_cmd dbsize) && [ "$n" != ':0\r\n' ] && [ $((SECONDS - t0)) -lt "$bound" ]; do
+        sleep 0.1
+    done
+    echo "# DBSIZE $n after $((SECONDS - t0)) s" >&3
+    [ "$n" = ':0\r\n' ] || fail "DBSIZE is still $n $bound s after the keys were set with PX $ttl_ms"
+    server_stop
+    [ "$SERVER_STATUS" -eq 0 ]
+}
+
+@test "200 clients at once, 50 pipelined INCRs each, on one key: the total is exactly 10,000" {
+    local i pids=() pid failed=0
+    mini_start
+    for ((i = 0; i < 50; i++)); do printf 'INCR total\r\n'; done >"$BATS_TEST_TMPDIR/incr"
+    for ((i = 0; i < 200; i++)); do
+        timeout 30 "$(chapter_bin resp-cat)" -r -p "$PORT" <"$BATS_TEST_TMPDIR/incr" >"$BATS_TEST_TMPDIR/c$i.out" &
+        pids+=($!)
+    done
+    for pid in "${pids[@]}"; do
+        wait "$pid" || failed=$((failed + 1))
+    done
+    [ "$failed" -eq 0 ] || fail "$failed clients failed"
+    run mini_cmd get total
+    assert_output '$5\r\n10000\r\n'
+    [ "$(cat "$BATS_TEST_TMPDIR"/c*.out | grep -c '^:')" -eq 10000 ] || fail "not 10,000 replies"
+}
+
+@test "clients that reset in the middle of a request leave the server serving, with no fd left behind" {
+    local i before after
+    mini_start
+    mini_cmd ping >/dev/null
+    before=$(fd_count "$SERVER_PID")
+    printf '*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$100000\r\n' >"$BATS_TEST_TMPDIR/half"
+    head -c 50000 /dev/zero >>"$BATS_TEST_TMPDIR/half"
+    for ((i = 0; i < 30; i++)); do
+        run_client -p "$PORT" --reset <"$BATS_TEST_TMPDIR/half" >/dev/null || server_gone "echo-client --reset failed"
+    done
+    run mini_cmd exists k
+    assert_output ':0\r\n'
+    t0=$SECONDS
+    while after=$(fd_count "$SERVER_PID") && [ "$after" -gt "$before" ] && [ $((SECONDS - t0)) -lt 5 ]; do
+        sleep 0.1
+    done
+    [ "$after" -le "$before" ] || fail "$after fds open after the resets, $before before"
+}
+
+@test "half-close: a client that sends its requests and shuts down its sending side still gets every reply" {
+    mini_start
+    run bash -c "printf 'SET k v\r\nGET k\r\n*2\r\n\$4\r\nECHO\r\n\$2\r\nhi\r\n' | timeout 10 '$(chapter_bin resp-cat)' -r -p $PORT"
+    assert_success
+    assert_equal "$output" '+OK\r\n
+$1\r\nv\r\n
+$2\r\nhi\r\n
+(closed)'
+    # nothing sent at all: the server closes too
+    run bash -c "timeout 10 '$(chapter_bin resp-cat)' -r -p $PORT </dev/null"
+    assert_output '(closed)'
+}
+
+@test "no fd growth over 300 connect/close cycles, some mid-request" {
+    local i fd before after t0
+    mini_start
+    mini_cmd ping >/dev/null
+    before=$(fd_count "$SERVER_PID")
+    trap '' PIPE
+    for ((i = 0; i < 300; i++)); do
+        exec {fd}<>"/dev/tcp/127.0.0.1/$PORT" || server_gone "client $i could not connect"
+        if ((i % 2)); then printf 'PING\r\n' >&"$fd"; else printf '*2\r\n$3\r\nGET\r\n' >&"$fd"; fi
+        exec {fd}>&-
+    done
+    trap - PIPE
+    t0=$SECONDS
+    while after=$(fd_count "$SERVER_PID") && [ "$after" -gt "$before" ] && [ $((SECONDS - t0)) -lt 5 ]; do
+        sleep 0.1
+    done
+    echo "# fds: $before before, $after after" >&3
+    [ "$after" -le "$before" ] || fail "$after fds open after 300 cycles, $before before"
+}
+
+@test "the query buffer limit (-q): a request that would pass it closes the connection, with no reply; one under it is served" {
+    local big="$BATS_TEST_TMPDIR/big"
+    mini_start -q 1048576
+    printf '*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2000000\r\n' >"$big"
+    head -c 1500000 /dev/zero >>"$big"
+    run bash -c "timeout 10 '$(chapter_bin resp-cat)' -r -p $PORT <'$big'"
+    assert_output '(closed)'
+    grep -q "query buffer over 1048576 bytes" "$SERVER_ERR" || fail "no word of it on stderr: $(cat "$SERVER_ERR")"
+    printf '*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$900000\r\n' >"$big"
+    head -c 900000 /dev/zero >>"$big"
+    printf '\r\n*2\r\n$6\r\nSTRLEN\r\n$1\r\nk\r\n' >>"$big"
+    run bash -c "timeout 10 '$(chapter_bin resp-cat)' -r -p $PORT <'$big'"
+    assert_output '+OK\r\n
+:900000\r\n
+(closed)'
+}
+
+@test "SIGTERM at any moment (20 starts): every one exits 0" {
+    SERVER_CMD=("$(chapter_bin mini-redis)")
+    ! course_valgrind || SERVER_CMD=(env RT_BACKEND=epoll "${SERVER_CMD[@]}") # see mini_start
+    suite_stop_anytime 20
+}
+
+@test "SIGINT with clients connected, one mid-request, exits 0" {
+    local a b
+    mini_start
+    conn_open a
+    conn_open b
+    printf '*2\r\n$3\r\nGET\r\n' >&"$b"
+    mini_cmd ping >/dev/null
+    stop_within 5 INT
+    exec {a}>&- {b}>&-
+}

@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: MIT
+# tests/15-mini-redis/redis.bash: what chapter 15's tests share.
+#
+#   require_redis             skip unless redis-server (the real one) and redis-cli are here
+#   redis_start               start redis-server 7.0 for this test alone: no TCP port, a
+#                             Unix socket in $BATS_TEST_TMPDIR ($REDIS_SOCK), no config
+#                             file, no persistence, one database (as mini-redis has)
+#   mini_start [ARGS]         start mini-redis on port 0 ($PORT), RT_BACKEND as the caller set it
+#   both SCRIPT_ARGS...       resp-cat ARGS against each: $BATS_TEST_TMPDIR/{redis,mini}.out
+#   same_replies WHAT         fail unless both outputs are the same bytes, showing the diff
+#   mini_cmd ARGS...          resp-cat -r: one command (inline) to mini-redis, its reply line
+
+# shellcheck disable=SC2034 # read by the test files that load this one
+SCRIPTS="$BATS_TEST_DIRNAME/scripts"
+
+require_redis() {
+    command -v redis-server >/dev/null ||
+        skip "redis-server is not installed (make deps: package redis-server)"
+    command -v redis-cli >/dev/null || skip "redis-cli is not installed (make deps: package redis-tools)"
+    redis-server --version | grep -q 'v=7\.0\.' ||
+        skip "the replies are compared with Redis 7.0, and this is $(redis-server --version)"
+}
+
+redis_start() {
+    local i
+    REDIS_SOCK="$BATS_TEST_TMPDIR/redis.sock"
+    # --port 0: no TCP at all, so nothing on 6379 (a packaged daemon, say)
+    # is ever in the way; --dir: where it would write, were it to write.
+    redis-server --port 0 --unixsocket "$REDIS_SOCK" --save '' --appendonly no --databases 1 \
+        --dir "$BATS_TEST_TMPDIR" >"$BATS_TEST_TMPDIR/redis-server.log" 2>&1 3>&- &
+    REDIS_PID=$!
+    _course_pids+=("$REDIS_PID")
+    for ((i = 0; i < 200; i++)); do
+        [ "$(timeout 5 redis-cli -s "$REDIS_SOCK" ping 2>/dev/null)" = PONG ] && return 0
+        kill -0 "$REDIS_PID" 2>/dev/null ||
+            fail "redis-server exited: $(cat "$BATS_TEST_TMPDIR/redis-server.log")"
+        sleep 0.05
+    done
+    fail "redis-server did not answer PING on $REDIS_SOCK within 10 s"
+}
+
+# Under VALGRIND=1 the default backend is epoll: memcheck cannot see the
+# bytes the kernel writes into memory for io_uring, and calls them
+# uninitialised. require_not_uring_under_valgrind skips a test that asks for io_uring.
+mini_start() {
+    if course_valgrind && [ -z "${RT_BACKEND:-}" ]; then
+        RT_BACKEND=epoll server_start "$(chapter_bin mini-redis)" -p 0 "$@"
+    else
+        server_start "$(chapter_bin mini-redis)" -p 0 "$@"
+    fi
+}
+
+require_not_uring_under_valgrind() {
+    valgrind_skip "memcheck cannot see what io_uring writes into memory (it reports the bytes received as uninitialised)"
+}
+
+# both ARGS...: the same resp-cat run (ARGS: its options and input file)
+# against redis-server and against mini-redis, stdin included (read once).
+both() {
+    local cat
+    cat="$(chapter_bin resp-cat)"
+    cat >"$BATS_TEST_TMPDIR/stdin"
+    timeout 30 "$cat" -s "$REDIS_SOCK" "$@" <"$BATS_TEST_TMPDIR/stdin" >"$BATS_TEST_TMPDIR/redis.out" ||
+        fail "resp-cat against redis-server failed (status $?): $(tail -n 3 "$BATS_TEST_TMPDIR/redis.out")"
+    timeout 30 "$cat" -p "$PORT" "$@" <"$BATS_TEST_TMPDIR/stdin" >"$BATS_TEST_TMPDIR/mini.out" ||
+        server_gone "resp-cat against mini-redis failed (status $?): $(tail -n 3 "$BATS_TEST_TMPDIR/mini.out")"
+}
+
+same_replies() {
+    local d
+    [ -s "$BATS_TEST_TMPDIR/redis.out" ] || fail "$1: redis-server gave no output"
+    if ! d=$(diff -u --label redis-server --label mini-redis "$BATS_TEST_TMPDIR/redis.out" \
+        "$BATS_TEST_TMPDIR/mini.out"); then
+        fail "$1: the replies differ (- redis-server 7.0, + mini-redis):
+$d"
+    fi
+}
+
+mini_cmd() {
+    printf '%s\r\n' "$*" | timeout 10 "$(chapter_bin resp-cat)" -r -p "$PORT" | head -n 1
+}
