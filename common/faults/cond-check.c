@@ -17,14 +17,15 @@
  *         build/common/faults/cond-check -m if                # caught
  *
  * With -u the producer sets `ready` and signals without taking the mutex (a
- * data race too, kept defined here by an atomic). If the consumer has tested
- * `ready` but is not yet asleep at that moment, the signal finds nobody and
- * the consumer sleeps for ever: a lost wake-up. The moment is short, so -u
- * mostly passes, by luck; the shim's FAULTS_LATE_WAIT holds every waiter in
- * that moment (mutex held) for a while, and the first round is lost:
+ * data race too, kept defined here by atomics), as soon as the consumer has
+ * tested `ready` and is about to wait. If the consumer is not yet asleep at
+ * that moment, the signal finds nobody and the consumer sleeps for ever: a
+ * lost wake-up. The moment is short, so -u mostly passes, by luck; the
+ * shim's FAULTS_LATE_WAIT holds every waiter in that moment (mutex held)
+ * for a while, and the first round is lost:
  *
  *     build/common/faults/cond-check -u                       # passes: luck
- *     FAULTS_LATE_WAIT=50 LD_PRELOAD=build/common/faults/libfaults.so \
+ *     FAULTS_LATE_WAIT=300 LD_PRELOAD=build/common/faults/libfaults.so \
  *         build/common/faults/cond-check -u                   # lost, exit 1
  *
  * Options: -m while|if (default while), -t to wait with
@@ -35,6 +36,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -47,7 +49,8 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ready_cond = PTHREAD_COND_INITIALIZER; /* ready became true */
 static pthread_cond_t taken_cond = PTHREAD_COND_INITIALIZER; /* ready became false */
-static atomic_bool ready; /* atomic only so that -u stays defined C */
+static atomic_bool ready;  /* atomic only so that -u stays defined C */
+static atomic_bool tested; /* -u: the consumer found `ready` false and is about to wait */
 static bool timed, unlocked;
 static long rounds = 200;
 
@@ -79,6 +82,9 @@ static void *producer(void *arg)
     for (long i = 0; i < rounds; i++) {
         nanosleep(&pause, NULL);
         if (unlocked) { /* the mistake: the condition changes behind the mutex's back */
+            while (!tested)
+                sched_yield();
+            tested = false;
             ready = true;
             pthread_cond_signal(&ready_cond);
             pthread_mutex_lock(&lock);
@@ -137,11 +143,15 @@ int main(int argc, char **argv)
     for (long i = 0; i < rounds; i++) {
         alarm(2);
         if (use_if) {
-            if (!ready)
+            if (!ready) {
+                tested = true;
                 wait_on(&ready_cond);
+            }
         } else {
-            while (!ready)
+            while (!ready) {
+                tested = true;
                 wait_on(&ready_cond);
+            }
         }
         if (!ready) {
             printf("round %ld: the wait returned, `ready` is false, and the `if` went on: "

@@ -235,7 +235,7 @@ assert_count() {
     local prog="$BUILD/common/faults/cond-check" mark="$BATS_TEST_TMPDIR/mark"
     require_bin "$prog" common
     rm -f "$LOG"
-    shimmed FAULTS_LATE_WAIT=50 -- timeout 20 "$prog" -u -n 20
+    shimmed FAULTS_LATE_WAIT=300 -- timeout 20 "$prog" -u -n 20
     [ "$status" -eq 1 ] || fail "cond-check -u: expected exit 1 (a wake-up lost), got $status: $output $stderr"
     assert_output --partial "its wake-up lost"
 
