@@ -9,39 +9,77 @@
  * command does I/O: the connection's task sends what they wrote.
  *
  *     cmd.c         the table, cmd_execute(), and the connection and server
- *                   commands (PING ECHO QUIT SELECT HELLO COMMAND DBSIZE ...)
+ *                   commands (PING ECHO QUIT SELECT HELLO COMMAND CLIENT INFO ...)
  *     cmd_string.c  strings: GET SET INCR APPEND ... (Redis: src/t_string.c)
  *     cmd_keys.c    keys: DEL EXISTS KEYS SCAN RENAME EXPIRE TTL ...
  *                   (Redis: src/db.c and src/expire.c)
+ *     cmd_list.c    lists: LPUSH LPOP LRANGE LMOVE ... and the blocking
+ *                   BLPOP BLMOVE ... (Redis: src/t_list.c)
+ *     blocked.c     the clients blocked on keys, and serving them (src/blocked.c)
+ *     multi.c       MULTI EXEC DISCARD (src/multi.c)
+ *     pubsub.c      SUBSCRIBE PUBLISH PUBSUB ... (src/pubsub.c)
+ *
+ * A command never waits: a blocking pop that finds nothing registers the
+ * client as a waiter (blocked.c) and returns; the connection's task does
+ * the waiting. Another client's command may write into a client's output
+ * (a push that serves it, a PUBLISH), and then calls its wake().
  */
 #ifndef CH15_CMD_H
 #define CH15_CMD_H
 
 #include "buf.h"
 #include "db.h"
+#include "dict.h"
 #include "resp.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 
-/* What every connection shares: the one database, the server's counters. */
+/* What every connection shares: the one database, the keys clients are
+ * blocked on, the channels and patterns, the server's counters. */
 struct server_state {
     struct db db;
     long long next_client_id;
+    struct dict blocking; /* key -> struct list_node *: its waiters, first blocked first */
+    char **ready;         /* keys given a new list while clients wait on them (blocked.c) */
+    size_t *ready_len, nready, ready_cap;
+    struct dict channels; /* channel -> struct list_node *: its subscriptions */
+    struct dict patterns; /* pattern -> struct list_node * */
+    /* INFO's */
+    const char *backend; /* multiplexing_api */
+    int port;
+    int64_t started_ms;
+    long long connected, blocked; /* connected_clients, blocked_clients */
 };
+
+struct block;
+struct queued;
 
 /* One connection, as the commands see it. */
 struct client {
     struct server_state *srv;
     long long id;
     struct buf *out; /* replies, sent by the connection's task */
-    char *req;       /* the request being run: its arguments point into it */
+    /* Another client wrote into out, or served this one: the connection's
+     * task must look (see mini-redis.c). */
+    void (*wake)(struct client *c);
+    char *req; /* the request being run: its arguments point into it */
     const struct resp_arg *argv;
     int argc;
     bool close_after_reply; /* QUIT, a protocol error */
-    char name[64];          /* HELLO SETNAME */
+    char *name;             /* CLIENT SETNAME, HELLO SETNAME; NULL: none */
     const struct cmd *cmd;  /* the command running: its name is in some errors */
     int64_t now;            /* ms, read once per command */
+    /* blocking pops (blocked.c) */
+    struct block *blocked; /* what it waits for; NULL: it is not blocked */
+    bool deny_blocking;    /* inside EXEC: a blocking pop times out at once */
+    /* MULTI (multi.c) */
+    bool in_multi, multi_dirty;
+    struct queued *queue;
+    int nqueued, queue_cap;
+    /* pub/sub (pubsub.c) */
+    struct dict sub_channels, sub_patterns; /* name -> struct sub * */
+    bool killed; /* cut off (output limit): no more output is written to it */
 };
 
 /* Argument i: its bytes (followed by a '\0') and their count. */
@@ -59,10 +97,17 @@ struct cmd {
     int arity;
     void (*proc)(struct client *c);
     int first_key, last_key, key_step; /* where the keys are (-1: the last word) */
+    const struct cmd *subs;            /* a container (CLIENT, PUBSUB): its subcommands */
 };
 
-/* Run the request in c->argv, replying into c->out. */
+/* Run the request in c->argv, replying into c->out; then serve the clients
+ * blocked on keys the command gave a list to. */
 void cmd_execute(struct client *c);
+/* Run one command already checked (EXEC's queue): no queueing, no serving. */
+void cmd_call(struct client *c);
+/* What a client holds that the commands gave it (subscriptions, a queued
+ * transaction, a blocked pop, its name), released when it leaves. */
+void cmd_client_free(struct client *c);
 
 /* Replies that several files give. */
 void reply_ok(struct client *c);
@@ -77,6 +122,32 @@ bool arg_ll_or_reply(struct client *c, int i, long long *out);
 /* The string at key i: *e is NULL if there is none; false (and WRONGTYPE
  * replied) if the key holds another type. */
 bool lookup_string(struct client *c, int i, struct db_entry **e);
+/* The same for a list. */
+bool lookup_list(struct client *c, int i, struct db_entry **e);
+
+/* Lists, which blocked.c serves from too (cmd_list.c). */
+/* A new, empty list at key, for the caller to push into at once; clients
+ * blocked on the key are served once the command is over. */
+struct db_entry *list_create(struct server_state *srv, const char *key, size_t klen);
+/* Pop from the list at e and reply: count < 0, *2 key element (BLPOP);
+ * count >= 1, *2 key *N elements (LMPOP). An emptied list is deleted. */
+void list_pop_reply(struct client *c, struct db_entry *e, enum deque_end from, long long count);
+/* LMOVE's second half: push the popped element onto dst (d: its entry, or
+ * NULL to create it), reply it, and free it. */
+void list_move_push(struct client *c, struct db_entry *d, const char *dst, size_t dst_len,
+                    struct deque_item *it, enum deque_end to);
+
+/* Transactions (multi.c): queue the command in c->argv (+QUEUED); drop
+ * the queue and leave MULTI. */
+void multi_queue(struct client *c);
+void multi_discard(struct client *c);
+
+/* Pub/sub (pubsub.c): leave every channel and pattern, replying nothing. */
+void pubsub_forget(struct client *c);
+static inline size_t pubsub_count(const struct client *c)
+{
+    return c->sub_channels.count + c->sub_patterns.count;
+}
 
 /* The commands of each file. */
 void cmd_get(struct client *c);
@@ -119,5 +190,41 @@ void cmd_persist(struct client *c);
 void cmd_randomkey(struct client *c);
 void cmd_dbsize(struct client *c);
 void cmd_flushdb(struct client *c);
+
+void cmd_lpush(struct client *c);
+void cmd_rpush(struct client *c);
+void cmd_lpushx(struct client *c);
+void cmd_rpushx(struct client *c);
+void cmd_lpop(struct client *c);
+void cmd_rpop(struct client *c);
+void cmd_llen(struct client *c);
+void cmd_lrange(struct client *c);
+void cmd_lindex(struct client *c);
+void cmd_lset(struct client *c);
+void cmd_linsert(struct client *c);
+void cmd_lrem(struct client *c);
+void cmd_ltrim(struct client *c);
+void cmd_lpos(struct client *c);
+void cmd_lmove(struct client *c);
+void cmd_rpoplpush(struct client *c);
+void cmd_lmpop(struct client *c);
+void cmd_blpop(struct client *c);
+void cmd_brpop(struct client *c);
+void cmd_blmove(struct client *c);
+void cmd_brpoplpush(struct client *c);
+void cmd_blmpop(struct client *c);
+
+void cmd_multi(struct client *c);
+void cmd_exec(struct client *c);
+void cmd_discard(struct client *c);
+
+void cmd_subscribe(struct client *c);
+void cmd_unsubscribe(struct client *c);
+void cmd_psubscribe(struct client *c);
+void cmd_punsubscribe(struct client *c);
+void cmd_publish(struct client *c);
+void cmd_pubsub_channels(struct client *c);
+void cmd_pubsub_numsub(struct client *c);
+void cmd_pubsub_numpat(struct client *c);
 
 #endif

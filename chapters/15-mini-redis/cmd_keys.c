@@ -5,6 +5,7 @@
  */
 #include "cmd.h"
 
+#include "blocked.h"
 #include "util.h"
 
 #include <errno.h>
@@ -183,7 +184,8 @@ static void keys__rename(struct client *c, bool nx)
         }
         db_delete(db, to);
     }
-    db_rename(db, e, arg(c, 2), arg_len(c, 2));
+    if (db_rename(db, e, arg(c, 2), arg_len(c, 2))->val.type == DB_LIST)
+        blocked_signal(c->srv, arg(c, 2), arg_len(c, 2)); /* a list arrives: serve its waiters */
     if (nx)
         resp_add_int(c->out, 1);
     else

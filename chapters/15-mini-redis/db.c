@@ -81,9 +81,16 @@ void db_init(struct db *db)
     db->table = db__alloc(DB_MIN_BUCKETS * sizeof(*db->table));
 }
 
+static void db__free_value(struct db_value *v)
+{
+    free(v->str);
+    v->str = NULL;
+    deque_free(&v->list);
+}
+
 static void db__free_entry(struct db_entry *e)
 {
-    free(e->val.str);
+    db__free_value(&e->val);
     free(e);
 }
 
@@ -185,8 +192,17 @@ struct db_entry *db_set_string(struct db *db, const char *key, size_t klen, cons
         e = db__add(db, key, klen, h);
     else if (!keep_ttl)
         db_persist(db, e);
-    free(e->val.str);
+    db__free_value(&e->val); /* SET replaces a value of any type */
     e->val = (struct db_value){.type = DB_STRING, .len = vlen, .str = db__dup(val, vlen)};
+    return e;
+}
+
+struct db_entry *db_add_list(struct db *db, const char *key, size_t klen)
+{
+    struct db_entry *e = db__add(db, key, klen, db__hash(db, key, klen));
+
+    e->val.type = DB_LIST;
+    deque_init(&e->val.list);
     return e;
 }
 
@@ -246,6 +262,7 @@ struct db_entry *db_rename(struct db *db, struct db_entry *e, const char *to, si
 
     n->val = e->val;
     e->val.str = NULL;
+    deque_init(&e->val.list); /* the elements are n's now */
     if (e->expire_ms >= 0)
         db_set_expire(db, n, e->expire_ms);
     db_delete(db, e);
@@ -355,6 +372,8 @@ const char *db_type_name(enum db_type t)
     switch (t) {
     case DB_STRING:
         return "string";
+    case DB_LIST:
+        return "list";
     }
     return "unknown";
 }

@@ -19,18 +19,22 @@
 #ifndef CH15_DB_H
 #define CH15_DB_H
 
+#include "deque.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 enum db_type {
     DB_STRING, /* bytes: str[0..len) */
+    DB_LIST,   /* list: never empty while it is in the key space, as in Redis */
 };
 
 struct db_value {
     enum db_type type;
-    size_t len;
-    char *str;
+    size_t len;        /* DB_STRING */
+    char *str;         /* DB_STRING */
+    struct deque list; /* DB_LIST */
 };
 
 struct db_entry {
@@ -69,6 +73,9 @@ struct db_entry *db_lookup(struct db *db, const char *key, size_t klen, int64_t 
  * keep_ttl (SET KEEPTTL); any value it had before is freed. */
 struct db_entry *db_set_string(struct db *db, const char *key, size_t klen, const char *val,
                                size_t vlen, bool keep_ttl);
+/* A new key holding an empty list, for the caller to push into at once:
+ * a list with no element must not outlive the command that made it. */
+struct db_entry *db_add_list(struct db *db, const char *key, size_t klen);
 /* Give the key a new name, value and expire time moving along (RENAME);
  * `to` must not exist. Returns the entry under its new name. */
 struct db_entry *db_rename(struct db *db, struct db_entry *e, const char *to, size_t tolen);

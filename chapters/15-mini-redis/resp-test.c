@@ -10,6 +10,7 @@
  *     build/chapters/15-mini-redis/resp-test        (exit 0: every check held)
  */
 #include "check.h"
+#include "resp-feed.h"
 #include "resp.h"
 
 #include <stdbool.h>
@@ -17,88 +18,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What a run of the parser found: the arguments of every request, each
- * written as its length and bytes, "|" between requests; or the error. */
-struct outcome {
-    char text[8192];
-    size_t len;
-};
-
-static void outcome__add(struct outcome *o, const char *s, size_t n)
-{
-    if (o->len + n < sizeof(o->text)) {
-        memcpy(o->text + o->len, s, n);
-        o->len += n;
-        o->text[o->len] = '\0';
-    }
-}
-
-/* Feed `in` in pieces ending at the offsets cuts[0..ncuts) (then the
- * rest), as reads would bring them. */
-static void feed(const char *in, size_t len, const size_t *cuts, size_t ncuts, struct outcome *o)
-{
-    char *buf = malloc(len + 1);
-    struct resp_parser p;
-    size_t have = 0, pos = 0;
-
-    resp_parser_init(&p);
-    memset(o, 0, sizeof(*o));
-    for (size_t k = 0; k <= ncuts; k++) {
-        size_t upto = cuts && k < ncuts ? cuts[k] : len;
-        memcpy(buf + have, in + have, upto - have);
-        have = upto;
-        for (;;) {
-            enum resp_status st = resp_parse(&p, buf + pos, have - pos);
-            char tmp[64];
-            if (st == RESP_NEED_MORE)
-                break;
-            if (st == RESP_ERROR) {
-                outcome__add(o, "ERROR ", 6);
-                outcome__add(o, p.error, strlen(p.error));
-                resp_parser_free(&p);
-                free(buf);
-                return;
-            }
-            for (int i = 0; i < p.argc; i++) {
-                int n = snprintf(tmp, sizeof(tmp), "%zu:", p.argv[i].len);
-                outcome__add(o, tmp, (size_t)n);
-                outcome__add(o, buf + pos + p.argv[i].off, p.argv[i].len);
-                CHECK_MSG(buf[pos + p.argv[i].off + p.argv[i].len] == '\0',
-                          "argument %d is not followed by a NUL", i);
-                outcome__add(o, " ", 1);
-            }
-            outcome__add(o, "|", 1);
-            pos += p.used;
-        }
-    }
-    if (pos < have)
-        outcome__add(o, "INCOMPLETE", 10);
-    resp_parser_free(&p);
-    free(buf);
-}
-
 /* `in` gives `expected` whole, cut in two anywhere, and byte by byte. */
 static void check_every_cut(const char *name, const char *in, size_t len, const char *expected)
 {
-    struct outcome o;
+    struct resp_outcome o = {0};
     size_t *cuts = malloc((len + 1) * sizeof(*cuts));
     bool ok = true;
 
-    feed(in, len, NULL, 0, &o);
-    ok &= CHECK_MSG(strcmp(o.text, expected) == 0, "%s, whole: expected '%s', got '%s'", name,
-                    expected, o.text);
+    resp_feed(in, len, NULL, 0, &o);
+    ok &= CHECK_MSG(!o.broken && strcmp(o.text, expected) == 0,
+                    "%s, whole: expected '%s', got '%s'%s%s", name, expected, o.text,
+                    o.broken ? ": " : "", o.broken ? o.broken : "");
     for (size_t cut = 1; cut < len && ok; cut++) {
-        feed(in, len, &cut, 1, &o);
-        ok &= CHECK_MSG(strcmp(o.text, expected) == 0, "%s, cut at %zu: expected '%s', got '%s'",
-                        name, cut, expected, o.text);
+        resp_feed(in, len, &cut, 1, &o);
+        ok &= CHECK_MSG(!o.broken && strcmp(o.text, expected) == 0,
+                        "%s, cut at %zu: expected '%s', got '%s'%s%s", name, cut, expected, o.text,
+                        o.broken ? ": " : "", o.broken ? o.broken : "");
     }
-    for (size_t i = 0; i < len; i++)
+    for (size_t i = 0; i + 1 < len; i++)
         cuts[i] = i + 1;
     if (ok) {
-        feed(in, len, cuts, len, &o);
-        CHECK_MSG(strcmp(o.text, expected) == 0, "%s, byte by byte: expected '%s', got '%s'", name,
-                  expected, o.text);
+        resp_feed(in, len, cuts, len ? len - 1 : 0, &o);
+        CHECK_MSG(!o.broken && strcmp(o.text, expected) == 0,
+                  "%s, byte by byte: expected '%s', got '%s'%s%s", name, expected, o.text,
+                  o.broken ? ": " : "", o.broken ? o.broken : "");
     }
+    resp_outcome_free(&o);
     free(cuts);
     printf("%s - %s\n", ok ? "ok" : "not ok", name);
 }
@@ -137,21 +82,22 @@ int main(void)
     {
         static char big[RESP_INLINE_MAX + 8];
         int before = check_failures;
-        struct outcome o;
+        struct resp_outcome o = {0};
         memset(big, 'a', sizeof(big));
-        feed(big, sizeof(big), NULL, 0, &o);
+        resp_feed(big, sizeof(big), NULL, 0, &o);
         CHECK_MSG(strcmp(o.text, "ERROR Protocol error: too big inline request") == 0,
                   "64 KiB without a newline: got '%s'", o.text);
         big[0] = '*';
-        feed(big, sizeof(big), NULL, 0, &o);
+        resp_feed(big, sizeof(big), NULL, 0, &o);
         CHECK_MSG(strcmp(o.text, "ERROR Protocol error: too big mbulk count string") == 0,
                   "a count line of 64 KiB: got '%s'", o.text);
         memcpy(big, "*1\r\n$", 5);
-        feed(big, sizeof(big), NULL, 0, &o);
+        resp_feed(big, sizeof(big), NULL, 0, &o);
         CHECK_MSG(strcmp(o.text, "ERROR Protocol error: too big bulk count string") == 0,
                   "a bulk length line of 64 KiB: got '%s'", o.text);
-        feed(big, RESP_INLINE_MAX, NULL, 0, &o);
+        resp_feed(big, RESP_INLINE_MAX, NULL, 0, &o);
         CHECK_MSG(strcmp(o.text, "INCOMPLETE") == 0, "just under 64 KiB waits: got '%s'", o.text);
+        resp_outcome_free(&o);
         printf("%s - the 64 KiB limits on a line\n", check_failures > before ? "not ok" : "ok");
     }
     return check_failures ? 1 : 0;

@@ -290,7 +290,7 @@ int resp_add_simple(struct buf *b, const char *s)
 }
 
 /* addReplyErrorFormat: "-ERR " unless the text brings its own code
- * (WRONGTYPE, NOPROTO), and no line break inside, or the client would read
+ * (WRONGTYPE, NOPROTO, EXECABORT), and no line break inside, or the client would read
  * the rest as another reply. */
 int resp_add_error(struct buf *b, const char *fmt, ...)
 {
@@ -311,7 +311,7 @@ int resp_add_error(struct buf *b, const char *fmt, ...)
     if ((err = buf_append(b, "-", 1)) < 0)
         return err;
     if (strncmp(msg, "WRONGTYPE ", 10) != 0 && strncmp(msg, "NOPROTO ", 8) != 0 &&
-        (err = buf_append(b, "ERR ", 4)) < 0)
+        strncmp(msg, "EXECABORT ", 10) != 0 && (err = buf_append(b, "ERR ", 4)) < 0)
         return err;
     if ((err = buf_append(b, msg, (size_t)n)) < 0)
         return err;

@@ -43,6 +43,9 @@ have libuv "the libuv reference server (13)" test -f /usr/include/uv.h
 have gnuplot "benchmark charts (14)" command -v gnuplot
 have redis-server "the real Redis, compared (15)" command -v redis-server
 have redis-cli "redis-tools: clients (15)" command -v redis-cli
+have libFuzzer "clang's fuzzer: the RESP parser's fuzz target (15)" sh -c \
+    'printf "int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n" |
+        clang -fsanitize=fuzzer -x c - -o /dev/null'
 # The .NET SDK is optional: without it the C# companion programs are not
 # built and their tests skip, so it is not counted as missing.
 dotnet_sdk=$("${DOTNET:-dotnet}" --list-sdks 2>/dev/null | sed -n 's/^\([0-9][0-9.a-z-]*\) .*/\1/p' | sort -V | tail -n 1)

@@ -2,6 +2,8 @@
 # Chapter 15: mini-redis against the real redis-server 7.0, reply for reply.
 # Each script of scripts/ goes to a redis-server this test starts and to
 # mini-redis on each backend; the raw bytes of every reply must be the same.
+# The .sessions scripts drive several connections (resp-cat -m), for the
+# blocking pops and pub/sub.
 # Keys come back in each server's own order (KEYS, SCAN): the scripts mark
 # those commands ("~ ") and resp-cat sorts their elements before printing;
 # SCAN's cursors are each server's own, so its scripts only compare scans
@@ -15,20 +17,28 @@ setup() {
     redis_start
 }
 
-# script_on BACKEND NAME: scripts/NAME.redis against both, mini-redis on BACKEND.
+# script_on BACKEND NAME: scripts/NAME.redis against both, mini-redis on
+# BACKEND; NAME.sessions (several connections) goes through resp-cat -m.
 script_on() {
-    local backend="$1" name="$2"
+    local backend="$1" name="$2" file="$SCRIPTS/$2.redis" opts=()
     if [ "$backend" = uring ]; then
         require_not_uring_under_valgrind
         RT_BACKEND=uring run timeout 10 "$BUILD/chapters/13-mini-runtime/rt-test" probe
         [ "$status" -ne 77 ] || skip "io_uring is not allowed here: $output"
     fi
+    if [ ! -e "$file" ]; then
+        file="$SCRIPTS/$name.sessions"
+        opts=(-m -t $((5000 * $(san_slowdown))))
+    fi
     RT_BACKEND="$backend" mini_start
-    both "$SCRIPTS/$name.redis" </dev/null
-    same_replies "$name.redis on $backend"
+    both "${opts[@]}" "$file" </dev/null
+    same_replies "${file##*/} on $backend"
     server_stop
     [ "$SERVER_STATUS" -eq 0 ] || fail "mini-redis exited with $SERVER_STATUS"
 }
+
+# Every script, in the order the tests below take them.
+ALL_SCRIPTS=(strings float keys expire server lists multi blocking pubsub)
 
 @test "strings: every reply to scripts/strings.redis is redis-server's, byte for byte (epoll)" {
     script_on epoll strings
@@ -51,9 +61,25 @@ script_on() {
     script_on epoll server
 }
 
+@test "lists: every reply to scripts/lists.redis is redis-server's, byte for byte (epoll)" {
+    script_on epoll lists
+}
+
+@test "MULTI, EXEC, DISCARD: scripts/multi.redis as redis-server, a blocking pop inside included (epoll)" {
+    script_on epoll multi
+}
+
+@test "blocking pops over several connections: served in order, timed out, left by clients that go (scripts/blocking.sessions, epoll)" {
+    script_on epoll blocking
+}
+
+@test "pub/sub over several connections: messages, patterns, subscriber mode, PUBSUB (scripts/pubsub.sessions, epoll)" {
+    script_on epoll pubsub
+}
+
 @test "every script gives redis-server's replies on io_uring too" {
     local s
-    for s in strings float keys expire server; do
+    for s in "${ALL_SCRIPTS[@]}"; do
         script_on uring "$s"
         redis-cli -s "$REDIS_SOCK" flushall >/dev/null
     done
@@ -61,7 +87,7 @@ script_on() {
 
 @test "every script gives redis-server's replies on kqueue (chapter 06's layer) too" {
     local s
-    for s in strings float keys expire server; do
+    for s in "${ALL_SCRIPTS[@]}"; do
         [ "$s" != float ] || ! course_valgrind || continue # long double: see the INCRBYFLOAT test
         script_on kqueue "$s"
         redis-cli -s "$REDIS_SOCK" flushall >/dev/null
