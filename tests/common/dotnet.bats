@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# test-long: two scratch builds of a C# program with the .NET SDK (about 35 s): a check of the build rules (dotnet.mk), not of the course's programs, which make builds and their own tests run
 # common/mk/dotnet.mk, the build of the chapters' C# programs, on a scratch
 # copy of the build rules with one small program: the apphost is built and
 # linked beside the C programs, offline, with nothing written outside build/
