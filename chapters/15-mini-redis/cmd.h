@@ -9,7 +9,8 @@
  * command does I/O: the connection's task sends what they wrote.
  *
  *     cmd.c         the table, cmd_execute(), and the connection and server
- *                   commands (PING ECHO QUIT SELECT HELLO COMMAND CLIENT INFO ...)
+ *                   commands (PING ECHO QUIT SELECT HELLO COMMAND CLIENT INFO ...),
+ *                   and SAVE BGSAVE LASTSAVE on rdb.c (Redis: src/rdb.c)
  *     cmd_string.c  strings: GET SET INCR APPEND ... (Redis: src/t_string.c)
  *     cmd_keys.c    keys: DEL EXISTS KEYS SCAN RENAME EXPIRE TTL ...
  *                   (Redis: src/db.c and src/expire.c)
@@ -34,6 +35,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* What every connection shares: the one database, the keys clients are
  * blocked on, the channels and patterns, the server's counters. */
@@ -50,6 +52,13 @@ struct server_state {
     int port;
     int64_t started_ms;
     long long connected, blocked; /* connected_clients, blocked_clients */
+    /* persistence (rdb.c): SAVE, BGSAVE, LASTSAVE */
+    const char *rdb_dir, *rdb_name; /* -d, -f: where the file is */
+    long long lastsave;             /* unix time of the last save that worked (or of the start) */
+    pid_t save_child;               /* BGSAVE's child while it runs; 0: none */
+    /* mini-redis.c: a child was forked, reap it without blocking the loop */
+    void (*child_started)(struct server_state *srv);
+    void *host; /* what child_started needs (the runtime) */
 };
 
 struct block;

@@ -15,17 +15,21 @@
  *
  * Options: the course's -b ADDR, -p PORT (0: any free port), -h; and
  * -q BYTES, the query buffer limit (Redis's client-query-buffer-limit):
- * a connection whose unparsed request grows past it is closed.
+ * a connection whose unparsed request grows past it is closed; -d DIR and
+ * -f NAME, where the RDB file is (Redis's dir and dbfilename: ./dump.rdb),
+ * loaded at start and written by SAVE and BGSAVE.
  *
  * SIGINT and SIGTERM cancel the root token: the accept loop ends, every
  * connection's pending recv or send completes with -ECANCELED and its task
  * closes the socket, the expire task's timer is cancelled, and main() frees
- * the key space and exits 0.
+ * the key space and exits 0. A BGSAVE child still running is killed and
+ * reaped, and its temp file removed, as Redis's shutdown does (killRDBChild).
  */
 #include "blocked.h"
 #include "clock.h"
 #include "cmd.h"
 #include "net.h"
+#include "rdb.h"
 #include "resp.h"
 #include "rt.h"
 
@@ -35,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #define QBUF_INIT       (16 * 1024)           /* a connection's query buffer to begin with */
 #define QBUF_LIMIT      (1024L * 1024 * 1024) /* Redis's client-query-buffer-limit: 1 GiB */
@@ -42,16 +47,18 @@
 #define EXPIRE_PERIOD   100         /* ms: Redis's serverCron runs 10 times a second (hz) */
 #define EXPIRE_BUDGET   25000       /* us: 25% of the period (ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC) */
 #define ACCEPT_RETRY_MS 100         /* out of fds: try again after this (never a busy loop) */
+#define REAP_PERIOD     10 /* ms between two looks at a BGSAVE child (Redis: serverCron's 100) */
 /* client-output-buffer-limit pubsub 32mb 8mb 60, Redis's default (src/config.c) */
 #define PUBSUB_HARD      (32L * 1024 * 1024)
 #define PUBSUB_SOFT      (8L * 1024 * 1024)
 #define PUBSUB_SOFT_SECS 60
 
-/* What every connection is given: the limits. */
+/* What every connection is given: the limits. And the options. */
 struct limits {
     long qlimit;                   /* -q: the query buffer */
     long pubsub_hard, pubsub_soft; /* -o: a subscriber's pending output */
     long pubsub_soft_secs;
+    const char *dir, *dbfilename; /* -d, -f */
 };
 
 /* snippet: conn */
@@ -388,6 +395,48 @@ static void expirer_step(void *frame)
 }
 /* end snippet */
 
+/* snippet: reaper */
+/* BGSAVE's child, reaped without blocking the loop: a task that looks with
+ * waitpid(WNOHANG) on a runtime timer, as Redis's serverCron does
+ * (checkChildrenDone, src/server.c). At the shutdown its timer is
+ * cancelled: it kills the child, waits for it and removes its temp file. */
+struct reaper {
+    struct rt_task task;
+    struct server_state *state;
+    long res;
+};
+
+static void reaper_step(void *frame)
+{
+    struct reaper *co = frame;
+    struct server_state *st = co->state;
+    int done = 0;
+
+    RT_BEGIN(co);
+    while (!done) {
+        RT_AWAIT(co, rt_delay(co->task.f.rt, REAP_PERIOD, co->task.token), co->res);
+        done = rdb_reap_child(st->save_child, st->rdb_dir, co->res < 0);
+        if (done > 0) {
+            st->lastsave = time(NULL);
+            fprintf(stderr, "mini-redis: background saving terminated with success\n");
+        }
+    }
+    st->save_child = 0;
+    RT_RETURN(co, 0);
+    ASYNC_END(&co->task);
+}
+/* end snippet */
+
+/* state->child_started: BGSAVE forked. */
+static void reaper_start(struct server_state *state)
+{
+    struct rt *rt = state->host;
+    struct reaper *r = RT_TASK_NEW(rt, struct reaper, reaper_step);
+
+    r->state = state;
+    rt_future_release(rt_task_start(&r->task, rt_root_token(rt)));
+}
+
 struct server {
     struct rt_task task;
     int listener;
@@ -470,42 +519,76 @@ static int server__option(int opt, const char *arg, void *ctx)
         return net_parse_int(arg, 1024, QBUF_LIMIT, &lim->qlimit) == 0 ? 0 : -1;
     if (opt == 'o')
         return server__output_limit(arg, lim);
+    if (opt == 'd' && *arg) {
+        lim->dir = arg;
+        return 0;
+    }
+    if (opt == 'f' && *arg && !strchr(arg, '/')) { /* Redis: "dbfilename can't be a path" */
+        lim->dbfilename = arg;
+        return 0;
+    }
     return -1;
 }
 
 int main(int argc, char **argv)
 {
     struct server_state state = {0};
-    struct limits lim = {QBUF_LIMIT, PUBSUB_HARD, PUBSUB_SOFT, PUBSUB_SOFT_SECS};
+    struct limits lim = {QBUF_LIMIT, PUBSUB_HARD, PUBSUB_SOFT, PUBSUB_SOFT_SECS, ".", "dump.rdb"};
     const struct net_cli_extra extra = {
-        .optstring = "q:o:",
+        .optstring = "q:o:d:f:",
         .usage =
             "  -q BYTES the query buffer limit, 1024 to 1073741824 (default: 1 GiB, Redis's)\n"
             "  -o HARD[:SOFT:SECONDS]  a subscriber's output limit: cut off past HARD bytes\n"
-            "           pending, or past SOFT bytes for SECONDS (default: 33554432:8388608:60)\n",
+            "           pending, or past SOFT bytes for SECONDS (default: 33554432:8388608:60)\n"
+            "  -d DIR   the folder of the RDB file (default: .)\n"
+            "  -f NAME  the RDB file, loaded at start, written by SAVE and BGSAVE\n"
+            "           (default: dump.rdb)\n",
         .on_opt = server__option,
         .ctx = &lim};
     struct net_cli cli;
     struct server *srv;
     struct expirer *exp;
-    char why[256];
+    char why[PATH_MAX + 256];
+    const char *pause;
     struct rt *rt;
     int err, listener;
     long res;
 
     net_cli_parse(&cli, argc, argv, "A Redis-compatible server on the mini runtime (RESP2).",
                   &extra);
+    if ((pause = getenv("MINI_REDIS_SAVE_PAUSE_MS")) != NULL) { /* for the tests: rdb.h */
+        long ms;
+        if (net_parse_int(pause, 0, 60000, &ms) < 0)
+            net_die(EINVAL, "MINI_REDIS_SAVE_PAUSE_MS=%s: expected milliseconds, 0 to 60000",
+                    pause);
+        rdb_set_save_pause(ms);
+    }
+    db_init(&state.db);
+    /* Before anything else, as redis-server loads before it serves: a client
+     * never sees a half-loaded key space. A file that cannot be loaded
+     * stops the start: serving an empty key space would lose it at the
+     * next save. */
+    if (rdb_load(&state.db, lim.dir, lim.dbfilename, db_now_ms(), why, sizeof(why)) < 0) {
+        fprintf(stderr, "mini-redis: cannot load %s\n", why);
+        db_free(&state.db);
+        return 1;
+    }
     if (!(rt = rt_create(&err, why, sizeof(why)))) {
         fprintf(stderr, "mini-redis: %s\n", why);
+        db_free(&state.db);
         return err == -EINVAL ? 2 : 77;
     }
     fprintf(stderr, "mini-redis: backend %s\n", rt_backend_name(rt));
     /* Before listening: a test may send SIGTERM as soon as it sees the port. */
     if ((err = rt_shutdown_on_signals(rt)) < 0)
         net_die(-err, "rt_shutdown_on_signals");
-    db_init(&state.db);
     state.backend = rt_backend_name(rt);
     state.started_ms = db_now_ms();
+    state.rdb_dir = lim.dir;
+    state.rdb_name = lim.dbfilename;
+    state.lastsave = time(NULL); /* as Redis's initServer sets it */
+    state.child_started = reaper_start;
+    state.host = rt;
     srv = RT_TASK_NEW(rt, struct server, server_step);
     srv->listener = listener = net_listen_or_die(&cli, SOMAXCONN);
     state.port = net_local_port(listener);

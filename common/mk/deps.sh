@@ -11,10 +11,10 @@ apt_pkgs=(build-essential pkg-config liburing-dev bats bats-support bats-assert 
     parallel strace socat valgrind cppcheck clang-format shellcheck iproute2 procps
     gcc-mingw-w64-x86-64 wine64 pandoc graphviz fonts-dejavu-core chromium gnuplot-nox
     curl wrk libuv1-dev python3-yaml inotify-tools epubcheck redis-server redis-tools
-    clang libclang-rt-14-dev)
+    clang libclang-rt-14-dev linux-perf)
 dnf_pkgs=(gcc make pkgconf-pkg-config liburing-devel bats parallel strace socat valgrind
     cppcheck clang-tools-extra ShellCheck iproute procps-ng mingw64-gcc wine pandoc graphviz dejavu-sans-fonts
-    chromium gnuplot curl wrk libuv-devel python3-pyyaml inotify-tools epubcheck redis clang compiler-rt)
+    chromium gnuplot curl wrk libuv-devel python3-pyyaml inotify-tools epubcheck redis clang compiler-rt perf)
 brew_pkgs=(bats-core bats-core/bats-core/bats-support bats-core/bats-core/bats-assert
     bats-core/bats-core/bats-file parallel socat cppcheck clang-format shellcheck mingw-w64 pandoc
     graphviz gnuplot curl wrk libuv epubcheck redis llvm)

@@ -43,6 +43,7 @@ have libuv "the libuv reference server (13)" test -f /usr/include/uv.h
 have gnuplot "benchmark charts (14)" command -v gnuplot
 have redis-server "the real Redis, compared (15)" command -v redis-server
 have redis-cli "redis-tools: clients (15)" command -v redis-cli
+have perf "linux-perf: profiles and counts (04, 05, 07, 15)" command -v perf
 have libFuzzer "clang's fuzzer: the RESP parser's fuzz target (15)" sh -c \
     'printf "int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n" |
         clang -fsanitize=fuzzer -x c - -o /dev/null'

@@ -1,0 +1,321 @@
+#!/usr/bin/env bats
+# Chapter 15: persistence. SAVE and BGSAVE write an RDB file that Debian's
+# redis-check-rdb accepts and a real redis-server 7.0 loads with the same
+# keys, values and expire times; mini-redis loads it back at start, drops
+# what expired meanwhile, and refuses a damaged file in one line. BGSAVE
+# leaves the loop answering and writes the snapshot of its moment; SAVE
+# stops the loop; SIGTERM during a BGSAVE leaves no child and no temp file.
+
+bats_require_minimum_version 1.5.0
+
+load ../helpers/common
+load ../helpers/echo_suite
+load redis
+
+# fill: the keys every test saves: strings (binary, empty, long, numbers),
+# lists of many sizes whose elements cross every listpack encoding and
+# backlen size (63/64, 4095/4096 bytes; 125/126, 16377/16378), expire times.
+fill() {
+    local many
+    many=$(seq 1 5000 | tr '\n' ' ')
+    {
+        echo 'set plain hello'
+        echo 'set empty ""'
+        echo 'set bin "\x00\x01\r\n\xff end"'
+        echo 'setrange long 99999 z'
+        echo 'set num 12345'
+        echo 'set neg -7'
+        echo 'rpush one a'
+        echo 'rpush two "" "\x00"'
+        echo "rpush hundred $(seq 1 100 | tr '\n' ' ')"
+        echo "rpush many $many"
+        printf 'rpush wide'
+        for n in 63 64 125 126 4095 4096 16377 16378 70000; do
+            printf ' %s' "$(head -c "$n" /dev/zero | tr '\0' "$((n % 10))")"
+        done
+        echo
+        echo 'set ttl v ex 100000'
+        echo 'rpush ttllist a b'
+        echo 'pexpireat ttllist 99999999999999'
+    } >"$BATS_TEST_TMPDIR/fill.txt"
+    timeout 30 "$(chapter_bin resp-cat)" -p "$PORT" "$BATS_TEST_TMPDIR/fill.txt" >/dev/null ||
+        server_gone "filling mini-redis failed"
+}
+
+# read_script: what the comparisons read: every key's type, value and
+# absolute expire time (PEXPIRETIME: the same on both sides).
+read_script() {
+    echo '~ keys *'
+    echo 'dbsize'
+    for k in plain empty bin long num neg one two hundred many wide ttl ttllist gone; do
+        echo "type $k"
+        echo "pexpiretime $k"
+        case $k in
+        one | two | hundred | many | wide | ttllist) echo "lrange $k 0 -1" ;;
+        *) echo "get $k" ;;
+        esac
+    done
+}
+
+# redis_on_dump DIR NAME: redis-server 7.0 started on DIR/NAME, checking every
+# listpack deeply as it loads (sanitize-dump-payload yes).
+redis_on_dump() {
+    local i
+    REDIS_SOCK="$BATS_TEST_TMPDIR/redis.sock"
+    redis-server --port 0 --unixsocket "$REDIS_SOCK" --save '' --appendonly no --databases 1 \
+        --dir "$1" --dbfilename "$2" --sanitize-dump-payload yes \
+        >"$BATS_TEST_TMPDIR/redis-server.log" 2>&1 3>&- &
+    REDIS_PID=$!
+    _course_pids+=("$REDIS_PID")
+    for ((i = 0; i < 200; i++)); do
+        [ "$(timeout 5 redis-cli -s "$REDIS_SOCK" ping 2>/dev/null)" = PONG ] && return 0
+        kill -0 "$REDIS_PID" 2>/dev/null ||
+            fail "redis-server did not load $1/$2: $(cat "$BATS_TEST_TMPDIR/redis-server.log")"
+        sleep 0.05
+    done
+    fail "redis-server did not answer PING within 10 s"
+}
+
+# reads_from OUT -p PORT | -s SOCK: run read_script, replies to OUT.
+reads_from() {
+    local out=$1
+    shift
+    read_script | timeout 30 "$(chapter_bin resp-cat)" "$@" >"$out" ||
+        fail "resp-cat $* failed: $(tail -n 3 "$out")"
+}
+
+# until_log TEXT: wait (bounded) for TEXT in the server's stderr.
+until_log() {
+    local i
+    for ((i = 0; i < 100 * $(san_slowdown); i++)); do
+        grep -q "$1" "$SERVER_ERR" && return 0
+        sleep 0.05
+    done
+    fail "no \"$1\" on mini-redis's stderr: $(cat "$SERVER_ERR")"
+}
+
+# until_file GLOB: wait (bounded) for a file matching GLOB; its name in FOUND.
+until_file() {
+    local i f
+    for ((i = 0; i < 200 * $(san_slowdown); i++)); do
+        for f in $1; do
+            [ -e "$f" ] && FOUND=$f && return 0
+        done
+        sleep 0.01
+    done
+    fail "no file $1 appeared"
+}
+
+@test "SAVE: redis-check-rdb accepts the file and redis-server 7.0 loads the same keys, values, lists and expire times" {
+    require_redis
+    command -v redis-check-rdb >/dev/null || skip "redis-check-rdb is not installed (make deps: package redis-tools)"
+    mini_start -d "$BATS_TEST_TMPDIR" -f mini.rdb
+    fill
+    run mini_cmd save
+    assert_output '+OK\r\n'
+    run redis-check-rdb "$BATS_TEST_TMPDIR/mini.rdb"
+    echo "$output" | sed 's/^/# /' >&3
+    assert_success
+    assert_output --partial 'RDB looks OK'
+    assert_output --partial '[info] 13 keys read'
+    assert_output --partial '[info] 2 expires'
+    redis_on_dump "$BATS_TEST_TMPDIR" mini.rdb
+    reads_from "$BATS_TEST_TMPDIR/redis.out" -s "$REDIS_SOCK"
+    reads_from "$BATS_TEST_TMPDIR/mini.out" -p "$PORT"
+    same_replies "the keys redis-server loaded from mini-redis's file"
+    server_stop
+    assert_equal "$SERVER_STATUS" 0
+}
+
+@test "a key already expired is not written, and one that expired while the server was down is not loaded" {
+    require_redis
+    mini_start -d "$BATS_TEST_TMPDIR"
+    fill
+    # One read, one batch: nothing runs between the commands, so "gone" is
+    # still in the table, expired, when the second SAVE walks it (the first
+    # SAVE, of 100 KB and more, takes well over the 1 ms).
+    printf 'set gone v px 1\r\nsave\r\nsave\r\n' |
+        timeout 10 "$(chapter_bin resp-cat)" -r -p "$PORT" >"$BATS_TEST_TMPDIR/saves.out"
+    assert_equal "$(cat "$BATS_TEST_TMPDIR/saves.out")" "$(printf '%s\n' '+OK\r\n' '+OK\r\n' '+OK\r\n' '(closed)')"
+    run redis-check-rdb "$BATS_TEST_TMPDIR/dump.rdb"
+    assert_output --partial '[info] 13 keys read'
+    # ttllist expires at 99999999999999 ms: in the file those 8 bytes, little
+    # endian. Put it in 1970 (1 ms), and the checksum to 0 ("not computed").
+    server_stop
+    local f="$BATS_TEST_TMPDIR/dump.rdb" at size
+    at=$(LC_ALL=C grep -obUaP '\xff\x3f\x7a\x10\xf3\x5a' "$f" | cut -d: -f1)
+    [ -n "$at" ] || fail "the expire time of ttllist is not in the file"
+    printf '\x01\x00\x00\x00\x00\x00\x00\x00' | dd of="$f" bs=1 seek="$at" conv=notrunc status=none
+    size=$(stat -c %s "$f")
+    head -c 8 /dev/zero | dd of="$f" bs=1 seek=$((size - 8)) conv=notrunc status=none
+    run redis-check-rdb "$f"
+    assert_output --partial '[info] 1 already expired'
+    mini_start -d "$BATS_TEST_TMPDIR"
+    run mini_cmd dbsize
+    assert_output ':12\r\n'
+    redis_on_dump "$BATS_TEST_TMPDIR" dump.rdb
+    reads_from "$BATS_TEST_TMPDIR/redis.out" -s "$REDIS_SOCK"
+    reads_from "$BATS_TEST_TMPDIR/mini.out" -p "$PORT"
+    same_replies "the keys loaded from a file with an expired key"
+}
+
+@test "mini-redis restarted on its own file answers as before" {
+    mini_start -d "$BATS_TEST_TMPDIR"
+    fill
+    run mini_cmd save
+    assert_output '+OK\r\n'
+    reads_from "$BATS_TEST_TMPDIR/before.out" -p "$PORT"
+    server_stop
+    mini_start -d "$BATS_TEST_TMPDIR"
+    reads_from "$BATS_TEST_TMPDIR/after.out" -p "$PORT"
+    run diff "$BATS_TEST_TMPDIR/before.out" "$BATS_TEST_TMPDIR/after.out"
+    assert_success
+    grep -q 'hello' "$BATS_TEST_TMPDIR/after.out" || fail "nothing was loaded: $(head -c 300 "$BATS_TEST_TMPDIR/after.out")"
+    server_stop
+    assert_equal "$SERVER_STATUS" 0
+}
+
+@test "BGSAVE writes the snapshot of its moment while the writes go on; a second BGSAVE or a SAVE meanwhile is refused, as redis-server refuses them" {
+    require_redis
+    redis_start
+    mkdir "$BATS_TEST_TMPDIR/mini"
+    mini_start -d "$BATS_TEST_TMPDIR/mini"
+    # In one batch: the refusals cannot depend on how fast the child is.
+    printf 'bgsave\r\nbgsave\r\nsave\r\n' | both -r
+    same_replies "BGSAVE while one runs"
+    until_log 'terminated with success'
+    : >"$SERVER_ERR"
+    printf 'set s before\r\nrpush l a\r\nbgsave\r\nset s after\r\nrpush l b\r\ndel l2\r\n' |
+        timeout 10 "$(chapter_bin resp-cat)" -r -p "$PORT" >/dev/null
+    until_log 'terminated with success'
+    server_stop
+    mini_start -d "$BATS_TEST_TMPDIR/mini"
+    run mini_cmd get s
+    assert_output '$6\r\nbefore\r\n'
+    run mini_cmd llen l
+    assert_output ':1\r\n'
+}
+
+# MINI_REDIS_SAVE_PAUSE_MS holds every save 1.5 s before its rename, its
+# temp file written (rdb.h): the PINGs below come while a save is under way
+# for certain, however fast the disk.
+@test "during a BGSAVE the loop answers a PING at once; during a SAVE only once the file is written" {
+    local t0 t1 pid ms
+    MINI_REDIS_SAVE_PAUSE_MS=1500 mini_start -d "$BATS_TEST_TMPDIR"
+    run mini_cmd setrange big 999999 x
+    assert_output ':1000000\r\n'
+    run mini_cmd bgsave
+    assert_output '+Background saving started\r\n'
+    until_log 'started by pid'
+    pid=$(sed -n 's/.*started by pid \([0-9]*\)$/\1/p' "$SERVER_ERR")
+    until_file "$BATS_TEST_TMPDIR/temp-$pid.rdb"
+    t0=$(date +%s%N)
+    run mini_cmd ping
+    t1=$(date +%s%N)
+    assert_output '+PONG\r\n'
+    ms=$(((t1 - t0) / 1000000))
+    echo "# PING during BGSAVE: $ms ms (the save holds 1.5 s)" >&3
+    [ -e "$BATS_TEST_TMPDIR/temp-$pid.rdb" ] || fail "the child had renamed its file before the PONG"
+    [ "$ms" -lt $((1000 * $(san_slowdown))) ] || fail "PING took $ms ms during a BGSAVE: did the loop wait for the child?"
+    until_log 'terminated with success'
+    timeout 30 "$(chapter_bin resp-cat)" -p "$PORT" <<<'save' >/dev/null &
+    pid=$!
+    until_file "$BATS_TEST_TMPDIR/temp-$SERVER_PID.rdb"
+    t0=$(date +%s%N)
+    run mini_cmd ping
+    t1=$(date +%s%N)
+    assert_output '+PONG\r\n'
+    ms=$(((t1 - t0) / 1000000))
+    echo "# PING during SAVE: $ms ms (the save holds 1.5 s)" >&3
+    [ ! -e "$BATS_TEST_TMPDIR/temp-$SERVER_PID.rdb" ] || fail "the PONG came while SAVE was still writing"
+    [ "$ms" -ge 1000 ] || fail "PING took only $ms ms during a SAVE that holds the loop 1.5 s"
+    wait "$pid"
+}
+
+@test "LASTSAVE moves with each save that worked" {
+    mini_start -d "$BATS_TEST_TMPDIR"
+    local first now
+    first=$(mini_cmd lastsave | tr -dc 0-9)
+    [ -n "$first" ] || fail "LASTSAVE gave no integer"
+    while [ "$(date +%s)" -le "$first" ]; do sleep 0.05; done # a second later
+    run mini_cmd save
+    now=$(mini_cmd lastsave | tr -dc 0-9)
+    [ "$now" -gt "$first" ] || fail "LASTSAVE $now after SAVE, $first before it"
+    while [ "$(date +%s)" -le "$now" ]; do sleep 0.05; done
+    run mini_cmd bgsave
+    until_log 'terminated with success'
+    first=$now
+    now=$(mini_cmd lastsave | tr -dc 0-9)
+    [ "$now" -gt "$first" ] || fail "LASTSAVE $now after BGSAVE, $first before it"
+}
+
+@test "a truncated, corrupt or foreign file is refused at start: one line on stderr, exit 1" {
+    mini_start -d "$BATS_TEST_TMPDIR"
+    fill
+    run mini_cmd save
+    server_stop
+    local f="$BATS_TEST_TMPDIR/dump.rdb" size cut
+    size=$(stat -c %s "$f")
+    for cut in 3 9 40 $((size / 2)) $((size - 9)) $((size - 1)); do
+        head -c "$cut" "$f" >"$BATS_TEST_TMPDIR/cut.rdb"
+        run --separate-stderr timeout 30 "$(chapter_bin mini-redis)" -p 0 -d "$BATS_TEST_TMPDIR" -f cut.rdb
+        assert_failure 1
+        [ "${#stderr_lines[@]}" -eq 1 ] || fail "cut at $cut: ${#stderr_lines[@]} lines: $stderr"
+        [[ "$stderr" == *"cut.rdb: at byte "*"ends early"* ]] || fail "cut at $cut: $stderr"
+    done
+    cp "$f" "$BATS_TEST_TMPDIR/bad.rdb"
+    printf '\x7e' | dd of="$BATS_TEST_TMPDIR/bad.rdb" bs=1 seek=$((size / 2)) conv=notrunc status=none
+    run --separate-stderr timeout 30 "$(chapter_bin mini-redis)" -p 0 -d "$BATS_TEST_TMPDIR" -f bad.rdb
+    assert_failure 1
+    [ "${#stderr_lines[@]}" -eq 1 ] || fail "${#stderr_lines[@]} lines: $stderr"
+    [[ "$stderr" == *"bad.rdb: at byte"*"wrong checksum"* ]] || fail "a corrupt byte: $stderr"
+    printf 'REDIS0011\xff' >"$BATS_TEST_TMPDIR/new.rdb"
+    run --separate-stderr timeout 30 "$(chapter_bin mini-redis)" -p 0 -d "$BATS_TEST_TMPDIR" -f new.rdb
+    assert_failure 1
+    [[ "$stderr" == *'RDB version "0011"'* ]] || fail "version 11: $stderr"
+    run --separate-stderr timeout 30 "$(chapter_bin mini-redis)" -p 0 -d "$BATS_TEST_TMPDIR/none" -f x.rdb
+    assert_failure 1
+    [[ "$stderr" == *"none/x.rdb"* ]] || fail "a folder that is not there: $stderr"
+}
+
+@test "SIGTERM during a BGSAVE: exit 0, the child killed and reaped, no temp file, the old file intact" {
+    # every save holds 1.5 s before its rename: the SIGTERM below finds the
+    # child still saving, however fast the disk
+    MINI_REDIS_SAVE_PAUSE_MS=1500 mini_start -d "$BATS_TEST_TMPDIR"
+    run mini_cmd set k v
+    run mini_cmd save
+    cp "$BATS_TEST_TMPDIR/dump.rdb" "$BATS_TEST_TMPDIR/old.rdb"
+    run mini_cmd setrange big 99999 x
+    run mini_cmd bgsave
+    assert_output '+Background saving started\r\n'
+    until_log 'started by pid'
+    local pid
+    pid=$(sed -n 's/.*started by pid \([0-9]*\)$/\1/p' "$SERVER_ERR")
+    until_file "$BATS_TEST_TMPDIR/temp-$pid.rdb"
+    server_stop
+    assert_equal "$SERVER_STATUS" 0
+    ! kill -0 "$pid" 2>/dev/null || fail "the child $pid outlived the server"
+    run find "$BATS_TEST_TMPDIR" -name 'temp-*.rdb'
+    assert_output ''
+    cmp "$BATS_TEST_TMPDIR/dump.rdb" "$BATS_TEST_TMPDIR/old.rdb" || fail "dump.rdb changed"
+}
+
+@test "SAVE and BGSAVE leak no fd, in the server or in the child's stead" {
+    mini_start -d "$BATS_TEST_TMPDIR"
+    fill
+    local before after i
+    run mini_cmd save
+    before=$(fd_count "$SERVER_PID")
+    for i in 1 2 3; do
+        run mini_cmd save
+        assert_output '+OK\r\n'
+        : >"$SERVER_ERR"
+        run mini_cmd bgsave
+        assert_output '+Background saving started\r\n'
+        until_log 'terminated with success'
+    done
+    after=$(fd_count "$SERVER_PID")
+    assert_equal "$after" "$before"
+    server_stop
+    assert_equal "$SERVER_STATUS" 0
+}
