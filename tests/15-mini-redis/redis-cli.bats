@@ -34,12 +34,6 @@ setup() {
     done
 }
 
-mass_insert() {
-    local i
-    for ((i = 0; i < 20000; i++)); do
-        printf 'SET key:%d %d\n' "$i" "$i"
-    done
-}
 
 @test "redis-cli --pipe: 20,000 commands in one stream, every reply counted, no error" {
     mini_start

@@ -9,6 +9,7 @@
 #   both SCRIPT_ARGS...       resp-cat ARGS against each: $BATS_TEST_TMPDIR/{redis,mini}.out
 #   same_replies WHAT         fail unless both outputs are the same bytes, showing the diff
 #   mini_cmd ARGS...          resp-cat -r: one command (inline) to mini-redis, its reply line
+#   mass_insert               20,000 inline SETs (key:N N), for redis-cli --pipe
 
 # shellcheck disable=SC2034 # read by the test files that load this one
 SCRIPTS="$BATS_TEST_DIRNAME/scripts"
@@ -78,4 +79,11 @@ $d"
 
 mini_cmd() {
     printf '%s\r\n' "$*" | timeout 10 "$(chapter_bin resp-cat)" -r -p "$PORT" | head -n 1
+}
+
+mass_insert() {
+    local i
+    for ((i = 0; i < 20000; i++)); do
+        printf 'SET key:%d %d\n' "$i" "$i"
+    done
 }
