@@ -361,3 +361,51 @@ block_and_leave() {
     exec {a}>&-
     assert_equal "${replies[*]}" '*2 $1 k $1 v +PONG $5 after'
 }
+
+# A slow reader: a client pipelines 200 GETs of a 1 MiB value (200 MiB of
+# replies) and reads nothing for a second. mini-redis stops reading a
+# connection while its replies wait to be sent (the next receive waits for
+# the send), so it holds at most one batch of replies, not 200 MiB; then
+# the client reads them all, and another client is served meanwhile.
+@test "a slow reader of 200 MiB of pipelined replies does not grow the server, gets every byte, and others are served meanwhile" {
+    mini_start
+    run mini_cmd setrange big 1048575 x
+    assert_output ':1048576\r\n'
+    local rss0 out="$BATS_TEST_TMPDIR/slow.out"
+    rss0=$(rss_kb "$SERVER_PID")
+    timeout 60 python3 - "$PORT" "$SERVER_PID" >"$out" 2>&1 <<'PY' &
+import socket, sys, time
+port, pid = int(sys.argv[1]), sys.argv[2]
+def rss():
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+s.connect(("127.0.0.1", port))
+n = 200
+s.sendall(b"*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n" * n)
+time.sleep(1)
+paused = rss()
+want = n * (len(b"$1048576\r\n") + 1048576 + 2)
+got = 0
+while got < want:
+    b = s.recv(1 << 20)
+    if not b:
+        break
+    got += len(b)
+print("paused_rss_kb", paused, "got", got, "want", want)
+PY
+    local py=$!
+    sleep 0.5
+    # served while the slow reader holds its replies
+    run mini_cmd ping
+    assert_output '+PONG\r\n'
+    wait "$py" || fail "the slow reader failed: $(cat "$out")"
+    local paused got want
+    read -r _ paused _ got _ want <"$out"
+    echo "# RSS ${rss0} kB at start, ${paused} kB with 200 MiB of replies asked for and none read; ${got} of ${want} bytes received" >&3
+    [ "$got" -eq "$want" ] || fail "the slow reader got $got of $want bytes"
+    [ "$paused" -lt $((rss0 + 16384)) ] || fail "the server grew from $rss0 kB to $paused kB for a reader that does not read"
+    require_server_alive
+}
