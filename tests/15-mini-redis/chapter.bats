@@ -81,7 +81,7 @@ sends_per_read() {
 }
 
 @test "pipelining: 100 requests in one write get their 100 replies in one send, and 10 requests one at a time take 10 (epoll, under strace)" {
-    local i out counts
+    local i out
     strace_start
     out=$(for ((i = 0; i < 100; i++)); do printf 'INCR n\r\n'; done | timeout 10 "$(chapter_bin resp-cat)" -r -p "$PORT")
     [ "$(grep -c '^:' <<<"$out")" -eq 100 ] || fail "expected 100 replies: $out"
