@@ -66,10 +66,13 @@ armed_only_after_an_end() {
 @test "more-rearm: while one client holds the whole ring, another's recv that ended with ENOBUFS is re-armed once a buffer comes back, not again and again" {
     local b i starved=0 enobufs sends
     server_start "${SERVER_CMD[@]}" -B 8 -s 1024 -v -p 0
-    # A sends 4 MiB and never reads: its echo fills the sockets, its queue
-    # takes the ring's 8 buffers and it is throttled. The ring is empty.
-    flood_never_reading $((4 << 20))
-    sleep 0.5
+    # A sends 32 MiB and never reads: its echo fills the sockets (about
+    # 10 MB on loopback here), its queue takes the ring's 8 buffers and it is
+    # throttled. The ring is empty once A's writer is stuck: the server has
+    # stopped reading A. (With 4 MiB, the sockets' buffers could take all
+    # of A's echo on some runs, and the ring was never emptied.)
+    flood_never_reading
+    writer_stuck "$FLOOD_PID" || fail "A sent all 32 MiB without reading anything: the server kept reading it"
     conn_open b
     # B's line comes back while the ring still has a buffer; the first one
     # that does not has met an empty ring (ENOBUFS)

@@ -403,6 +403,24 @@ written_bytes() {
     awk '/^wchar:/ { print $2 }' "/proc/$1/io" 2>/dev/null
 }
 
+# writer_stuck PID: wait (up to 20 s) until PID's count of bytes written
+# stops moving for 0.5 s: its peer has stopped reading it and every buffer
+# between them is full. STUCK_AT is that count. Returns 1 if PID ended
+# first (it wrote everything it had).
+writer_stuck() {
+    local i now last=-1
+    for ((i = 0; i < 40; i++)); do
+        sleep 0.5
+        kill -0 "$1" 2>/dev/null || return 1
+        now=$(written_bytes "$1") || return 1
+        [ "$now" = "$last" ] && break
+        last=$now
+    done
+    # shellcheck disable=SC2034 # read by the caller
+    STUCK_AT=$last
+    kill -0 "$1" 2>/dev/null
+}
+
 # server_exited [TRIES]: has the server exited, or is it a zombie not yet
 # reaped (kill -0 still succeeds on one)? Looks TRIES times, 50 ms apart.
 server_exited() {

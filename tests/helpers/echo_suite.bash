@@ -171,26 +171,19 @@ suite_serves_while_idle() {
 # from it (backpressure) instead of buffering everything, and keep serving
 # the others. SUITE_RSS_BOUND_KB (default 32 MiB) is the growth allowed.
 suite_never_reading_client() {
-    local bound_kb=${SUITE_RSS_BOUND_KB:-$((32 * 1024))} rss0 rss1 h wpid last=-1 now i out
+    local bound_kb=${SUITE_RSS_BOUND_KB:-$((32 * 1024))} rss0 rss1 h wpid stuck=0 out
     suite_start
     rss0=$(rss_kb "$SERVER_PID")
     conn_open h
     head -c $((64 << 20)) /dev/zero >&"$h" 3>&- &
     wpid=$!
     _course_pids+=("$wpid")
-    # wait until the writer is stuck: its byte count stops moving for 0.5 s
-    for ((i = 0; i < 40; i++)); do
-        sleep 0.5
-        kill -0 "$wpid" 2>/dev/null || break
-        now=$(written_bytes "$wpid") || break
-        [ "$now" = "$last" ] && break
-        last=$now
-    done
+    writer_stuck "$wpid" && stuck=1
     server_exited && server_gone "the server died while a client sent and did not read"
-    kill -0 "$wpid" 2>/dev/null ||
+    [ "$stuck" -eq 1 ] ||
         fail "the client sent all 64 MiB without reading anything: the server kept reading (no backpressure)"
     rss1=$(rss_kb "$SERVER_PID")
-    echo "# the writer is stuck after $last bytes; server VmRSS ${rss0} kB -> ${rss1} kB" >&3
+    echo "# the writer is stuck after $STUCK_AT bytes; server VmRSS ${rss0} kB -> ${rss1} kB" >&3
     [ $((rss1 - rss0)) -lt "$bound_kb" ] ||
         fail "server memory grew by $((rss1 - rss0)) kB (bound: $bound_kb kB) for a client that never reads"
     out=$(run_client -p "$PORT" -t 5 "still served") ||
