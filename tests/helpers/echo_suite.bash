@@ -613,7 +613,13 @@ suite_emfile_recovers_any_order() {
         done
         waiting=("${left[@]}")
     done
-    [ ${#waiting[@]} -eq 0 ] || server_gone "clients ${waiting[*]} were not served within 30 s after fds were freed"
+    # (the sockets' states say where a client that waits is stuck: in a
+    # listener's queue, accepted and not served, or closed)
+    [ ${#waiting[@]} -eq 0 ] || server_gone "clients ${waiting[*]} were not served within 30 s after fds were freed
+--- ss -tan, port $PORT ---
+$(ss -tan "( sport = :$PORT or dport = :$PORT )" 2>&1)
+--- the server's fds ---
+$(ls -l /proc/"$SERVER_PID"/fd 2>&1 | tail -n +2 | awk '{ print $NF }' | sort | uniq -c)"
     suite_stop_clean
 }
 
