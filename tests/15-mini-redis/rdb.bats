@@ -60,20 +60,7 @@ read_script() {
 # redis_on_dump DIR NAME: redis-server 7.0 started on DIR/NAME, checking every
 # listpack deeply as it loads (sanitize-dump-payload yes).
 redis_on_dump() {
-    local i
-    REDIS_SOCK="$BATS_TEST_TMPDIR/redis.sock"
-    redis-server --port 0 --unixsocket "$REDIS_SOCK" --save '' --appendonly no --databases 1 \
-        --dir "$1" --dbfilename "$2" --sanitize-dump-payload yes \
-        >"$BATS_TEST_TMPDIR/redis-server.log" 2>&1 3>&- &
-    REDIS_PID=$!
-    _course_pids+=("$REDIS_PID")
-    for ((i = 0; i < 200; i++)); do
-        [ "$(timeout 5 redis-cli -s "$REDIS_SOCK" ping 2>/dev/null)" = PONG ] && return 0
-        kill -0 "$REDIS_PID" 2>/dev/null ||
-            fail "redis-server did not load $1/$2: $(cat "$BATS_TEST_TMPDIR/redis-server.log")"
-        sleep 0.05
-    done
-    fail "redis-server did not answer PING within 10 s"
+    redis_start --dir "$1" --dbfilename "$2" --sanitize-dump-payload yes
 }
 
 # reads_from OUT -p PORT | -s SOCK: run read_script, replies to OUT.

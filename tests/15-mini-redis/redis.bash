@@ -2,7 +2,7 @@
 # tests/15-mini-redis/redis.bash: what chapter 15's tests share.
 #
 #   require_redis             skip unless redis-server (the real one) and redis-cli are here
-#   redis_start               start redis-server 7.0 for this test alone: no TCP port, a
+#   redis_start [ARGS]        start redis-server 7.0 for this test alone: no TCP port, a
 #                             Unix socket in $BATS_TEST_TMPDIR ($REDIS_SOCK), no config
 #                             file, no persistence, one database (as mini-redis has)
 #   mini_start [ARGS]         start mini-redis on port 0 ($PORT), RT_BACKEND as the caller set it
@@ -26,15 +26,16 @@ redis_start() {
     local i
     REDIS_SOCK="$BATS_TEST_TMPDIR/redis.sock"
     # --port 0: no TCP at all, so nothing on 6379 (a packaged daemon, say)
-    # is ever in the way; --dir: where it would write, were it to write.
+    # is ever in the way; --dir: where it would write, were it to write
+    # (ARGS, later on the line, may name another, and a file to load).
     redis-server --port 0 --unixsocket "$REDIS_SOCK" --save '' --appendonly no --databases 1 \
-        --dir "$BATS_TEST_TMPDIR" >"$BATS_TEST_TMPDIR/redis-server.log" 2>&1 3>&- &
+        --dir "$BATS_TEST_TMPDIR" "$@" >"$BATS_TEST_TMPDIR/redis-server.log" 2>&1 3>&- &
     REDIS_PID=$!
     _course_pids+=("$REDIS_PID")
     for ((i = 0; i < 200; i++)); do
         [ "$(timeout 5 redis-cli -s "$REDIS_SOCK" ping 2>/dev/null)" = PONG ] && return 0
         kill -0 "$REDIS_PID" 2>/dev/null ||
-            fail "redis-server exited: $(cat "$BATS_TEST_TMPDIR/redis-server.log")"
+            fail "redis-server exited${*:+ (started with $*)}: $(cat "$BATS_TEST_TMPDIR/redis-server.log")"
         sleep 0.05
     done
     fail "redis-server did not answer PING on $REDIS_SOCK within 10 s"
