@@ -370,8 +370,8 @@ static void conn_step(void *frame)
 /* end snippet */
 
 /* snippet: expire */
-/* The active expire cycle, on a timer of the runtime: one task for every
- * key, rather than a timer per key (see the README). */
+/* The active expire cycle, on a timer of the runtime: one task for all the
+ * keys, rather than a timer per key (see the README). */
 struct expirer {
     struct rt_task task;
     struct db *db;
