@@ -134,7 +134,7 @@ sets_with_ttl() {
     mini_start
     for ((i = 0; i < 50; i++)); do printf 'INCR total\r\n'; done >"$BATS_TEST_TMPDIR/incr"
     for ((i = 0; i < 200; i++)); do
-        timeout 30 "$(chapter_bin resp-cat)" -r -p "$PORT" <"$BATS_TEST_TMPDIR/incr" >"$BATS_TEST_TMPDIR/c$i.out" &
+        timeout --foreground 30 "$(chapter_bin resp-cat)" -r -p "$PORT" <"$BATS_TEST_TMPDIR/incr" >"$BATS_TEST_TMPDIR/c$i.out" &
         pids+=($!)
     done
     for pid in "${pids[@]}"; do
@@ -373,7 +373,7 @@ block_and_leave() {
     assert_output ':1048576\r\n'
     local rss0 out="$BATS_TEST_TMPDIR/slow.out"
     rss0=$(rss_kb "$SERVER_PID")
-    timeout 60 python3 - "$PORT" "$SERVER_PID" >"$out" 2>&1 <<'PY' &
+    timeout --foreground 60 python3 - "$PORT" "$SERVER_PID" >"$out" 2>&1 <<'PY' &
 import socket, sys, time
 port, pid = int(sys.argv[1]), sys.argv[2]
 def rss():

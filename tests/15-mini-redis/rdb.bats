@@ -205,7 +205,7 @@ until_file() {
     [ -e "$BATS_TEST_TMPDIR/temp-$pid.rdb" ] || fail "the child had renamed its file before the PONG"
     [ "$ms" -lt $((1000 * $(san_slowdown))) ] || fail "PING took $ms ms during a BGSAVE: did the loop wait for the child?"
     until_log 'terminated with success'
-    timeout 30 "$(chapter_bin resp-cat)" -p "$PORT" <<<'save' >/dev/null &
+    timeout --foreground 30 "$(chapter_bin resp-cat)" -p "$PORT" <<<'save' >/dev/null &
     pid=$!
     until_file "$BATS_TEST_TMPDIR/temp-$SERVER_PID.rdb"
     t0=$(date +%s%N)

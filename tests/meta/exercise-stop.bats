@@ -25,7 +25,7 @@ lib() { # lib CMD...: run CMD with exercise-lib.sh loaded
     cat >"$FX" <<EOT
 $T "starts a server and fails" {
     sleep 7$MARK 3>&- &
-    timeout 300 sleep 7$MARK 3>&- &
+    timeout 300 sleep 7$MARK 3>&- &   # its own process group, on purpose
     setsid sleep 7$MARK 3>&- &
     sleep 0.5
     false
