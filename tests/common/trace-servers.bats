@@ -112,3 +112,14 @@ trace() {
     # the server's own calls: waits for completions, none labelled as submitting
     ! grep -qE '>[0-9]+/≥1</text>' "$TRACE_OUT/echo-uring-sqpoll.svg" || fail "a wait under SQPOLL is labelled as a submission"
 }
+
+@test "mini-redis-epoll: under a pipelined load, one send carries the replies to a batch of requests, and client A's split SET is answered" {
+    command -v redis-benchmark >/dev/null || skip "redis-benchmark is not installed (make deps: package redis-tools)"
+    require_bin "$BUILD/chapters/15-mini-redis/resp-cat" chapters/15-mini-redis
+    trace mini-redis-epoll
+    # 800 SETs and 800 GETs on 8 connections, 16 in flight on each: 100
+    # batches, so about 100 sends; one send per reply would be 1,600
+    run awk -F'\t' '$6 == "write" && $7 > 2 { n++ } END { print n + 0 }' "$CALLS"
+    [ "$output" -ge 100 ] && [ "$output" -le 200 ] ||
+        fail "expected 100 to 200 sends to the clients (one per batch of 16 replies), got $output"
+}

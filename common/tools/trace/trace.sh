@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# trace.sh: a timeline of what an echo server really did, from a real run.
+# trace.sh: a timeline of what a server really did, from a real run.
 #
 #   common/tools/trace/trace.sh NAME[,NAME...]     (make trace S=NAME[,NAME...])
 #   common/tools/trace/trace.sh --figures [NAME,...]  (make trace-figures [S=NAME,...])
 #   common/tools/trace/trace.sh --stale | --redraw-stale   (make book: the latter)
 #
 # NAME is a server of the course's server table (common/servers.txt), C or
-# C#, or a Windows one (run by Wine). For each, it:
+# C#, or a Windows one (run by Wine); or chapter 15's mini-redis, which
+# speaks RESP instead of echo (resp_servers below: mini-redis, on the best
+# backend, and mini-redis-epoll). For each, it:
 #   1. starts the server under `strace -f -ttt -T`, which records every
 #      system call of every thread with its entry time and its duration;
 #   2. drives a small fixed load: client A sends "first half ", waits 0.6 s,
 #      sends "second half" (a connection that sits idle in the middle), and
 #      meanwhile echo-load sends 100 messages of 128 bytes on each of 8
 #      connections, one at a time (build/common/tools/echo-load -c 8 -n 100);
+#      (mini-redis: client A sends the first half of a SET, waits 0.6 s, sends
+#      the rest and QUIT; meanwhile redis-benchmark sends 800 SETs, then
+#      800 GETs, on 8 connections, 16 at a time on each: -P 16, pipelined);
 #   3. stops the server (SIGTERM; SIGINT under Wine) and draws the log with
 #      timeline.py: build/trace/NAME.svg (the whole run, and 2.5 ms of it
 #      zoomed), build/trace/NAME.strace (the log), NAME.calls.tsv (every
@@ -71,13 +76,34 @@ usage() { echo "usage:" >&2; sed -n '5,6p' "$0" | sed 's/^#/ /' >&2; }
 # shellcheck source=common/tools/servers.bash
 . common/tools/servers.bash
 
-# traceable_names: every NAME of the table that can be traced (not the
-# exercises'), in its order.
+# The servers that speak RESP, not echo (chapter 15), traced with a Redis
+# load: NAME, then its environment.
+resp_servers=("mini-redis" "mini-redis-epoll RT_BACKEND=epoll")
+
+# trace_load NAME: server_load for the table's servers and the RESP ones
+# (SRV_* as server_load sets them; SRV_PROTO echo or resp).
+trace_load() {
+    local r words
+    SRV_PROTO=echo
+    for r in "${resp_servers[@]}"; do
+        read -ra words <<<"$r"
+        [ "${words[0]}" = "$1" ] || continue
+        SRV_NAME=$1 SRV_CHAPTER=15-mini-redis SRV_PROG=chapter:mini-redis SRV_ARGS=()
+        SRV_ENV=("${words[@]:1}") SRV_PROTO=resp SRV_KIND=uring
+        [[ " ${SRV_ENV[*]} " == *" RT_BACKEND=epoll "* ]] && SRV_KIND=readiness
+        return 0
+    done
+    server_load "$1"
+}
+
+# traceable_names: every NAME that can be traced (not the exercises'): the
+# table's, in its order, then the RESP servers.
 traceable_names() {
-    local n
+    local n r
     for n in $(server_names); do
         server_load "$n" && [[ "$SRV_PROG" == chapter:* ]] && echo "$n"
     done
+    for r in "${resp_servers[@]}"; do echo "${r%% *}"; done
 }
 
 # exercise_check NAME: exit 2 if NAME is an exercise's server.
@@ -85,7 +111,7 @@ exercise_check() {
     local others="" n ch
     server_load "$1" && [[ "$SRV_PROG" == exercise:* ]] || return 0
     ch=$SRV_CHAPTER
-    for n in $(traceable_names); do server_load "$n" && [ "$SRV_CHAPTER" = "$ch" ] && others+="$n "; done
+    for n in $(traceable_names); do trace_load "$n" && [ "$SRV_CHAPTER" = "$ch" ] && others+="$n "; done
     server_load "$1"
     die 2 "$1 is an exercise's server ($SRV_PROG): the learner's copy is not traced; trace a server of its chapter instead: ${others% }"
 }
@@ -104,13 +130,69 @@ wineserver_pid() {
     return 1
 }
 
+# ---- the loads ----------------------------------------------------------------------
+# Each runs in trace_one (its locals: tmp, port) and sets load_status,
+# load_tool, load_note (the picture's words for it), a_want (what client A
+# must get back) and client (client A's pid, waited for after the load).
+
+# An echo server: client A sends half a message, pauses, sends the rest;
+# echo-load's connections meanwhile.
+trace_echo_load() {
+    (
+        {
+            echo "$(date +%s.%N) A sends its first half" >>"$tmp/marks"
+            printf 'first half '
+            sleep "$pause"
+            echo "$(date +%s.%N) A sends its second half" >>"$tmp/marks"
+            printf 'second half'
+        } | timeout 20 "$BUILD/common/tools/echo-client" -p "$port" -t 15 >"$tmp/a.out" 2>"$tmp/a.err"
+        echo $? >"$tmp/a.status"
+    ) &
+    client=$!
+    sleep 0.1
+    echo "$(date +%s.%N) load starts" >>"$tmp/marks"
+    timeout 30 "$BUILD/common/tools/echo-load" -p "$port" -c "$load_conns" -n "$load_msgs" \
+        -l "$load_len" -D "$load_depth" -t 20 >"$tmp/load.out" 2>&1
+    load_status=$?
+    echo "$(date +%s.%N) load ends" >>"$tmp/marks"
+    load_tool=echo-load a_want="first half second half"
+    load_note="client A sends 'first half ', waits ${pause} s, sends 'second half'; meanwhile echo-load sends $load_msgs messages of $load_len bytes on each of $load_conns connections, $([ "$load_depth" = 1 ] && echo "one at a time" || echo "$load_depth at a time")."
+}
+
+# A RESP server: client A sends half a SET request (a parser must keep it
+# and wait), pauses, sends the rest and QUIT (resp-cat -r -c: in pieces);
+# redis-benchmark's pipelined SETs and GETs meanwhile.
+trace_resp_load() {
+    local set=$'*3\r\n$3\r\nSET\r\n$8\r\ngreeting\r\n$5\r\nhello\r\n' quit=$'*1\r\n$4\r\nQUIT\r\n'
+    local half=$((${#set} / 2)) n=$((load_msgs * load_conns))
+    (
+        echo "$(date +%s.%N) A sends the first $half bytes of a SET" >>"$tmp/marks"
+        {
+            printf '%s' "${set:0:half}"
+            sleep "$pause"
+            echo "$(date +%s.%N) A sends the rest, then QUIT" >>"$tmp/marks"
+            printf '%s%s' "${set:half}" "$quit"
+        } | timeout 20 "$BUILD/chapters/15-mini-redis/resp-cat" -r -p "$port" -t 15000 >"$tmp/a.out" 2>"$tmp/a.err"
+        echo $? >"$tmp/a.status"
+    ) &
+    client=$!
+    sleep 0.1
+    echo "$(date +%s.%N) load starts" >>"$tmp/marks"
+    timeout 60 redis-benchmark -p "$port" -c "$load_conns" -n "$n" -P 16 -t set,get -q >"$tmp/load.out" 2>&1
+    load_status=$?
+    grep -q 'SET: [0-9.]* requests per second' "$tmp/load.out" && grep -q 'GET: [0-9.]* requests per second' "$tmp/load.out" || load_status=${load_status/#0/1}
+    echo "$(date +%s.%N) load ends" >>"$tmp/marks"
+    load_tool=redis-benchmark a_want=$'+OK\\r\\n\n+OK\\r\\n\n(closed)'
+    load_note="client A sends the first $half bytes of a SET, waits ${pause} s, sends the rest and QUIT; meanwhile redis-benchmark sends $n SETs, then $n GETs, on $load_conns connections, 16 at a time on each (-P 16: pipelined)."
+}
+
 # ---- one server ---------------------------------------------------------------------
 
 # trace_one NAME: trace it and draw it; prints where the SVG is.
 trace_one() {
-    local name=$1 chapter kind env=() prog args=() bin
-    server_load "$name" || die 2 "no server named '$name' in common/servers.txt"
-    chapter=$SRV_CHAPTER kind=$SRV_KIND prog=$SRV_PROG
+    local name=$1 chapter kind env=() prog args=() bin proto
+    trace_load "$name" || die 2 "no server named '$name' in common/servers.txt"
+    chapter=$SRV_CHAPTER kind=$SRV_KIND prog=$SRV_PROG proto=$SRV_PROTO
     env=("${SRV_ENV[@]}") args=("${SRV_ARGS[@]}")
     bin="$BUILD/chapters/$chapter/${prog#chapter:}"
     if [ ! -x "$bin" ]; then
@@ -179,7 +261,7 @@ trace_one() {
         fi
         sleep 0.1
     done
-    local t_listen
+    local t_listen load_status load_tool load_note a_want client
     t_listen=$(date +%s.%N)
     # the server: strace's child (/proc's children list, where the kernel has it)
     pid=$(cat "/proc/$strace_pid/task/$strace_pid/children" 2>/dev/null | awk '{ print $1 }')
@@ -210,24 +292,12 @@ trace_one() {
     local sampler=$!
 
     sleep 0.05
-    # client A: half a message, a pause, the other half
-    (
-        {
-            echo "$(date +%s.%N) A sends its first half" >>"$tmp/marks"
-            printf 'first half '
-            sleep "$pause"
-            echo "$(date +%s.%N) A sends its second half" >>"$tmp/marks"
-            printf 'second half'
-        } | timeout 20 "$BUILD/common/tools/echo-client" -p "$port" -t 15 >"$tmp/a.out" 2>"$tmp/a.err"
-        echo $? >"$tmp/a.status"
-    ) &
-    local client=$!
-    sleep 0.1
-    echo "$(date +%s.%N) load starts" >>"$tmp/marks"
-    timeout 30 "$BUILD/common/tools/echo-load" -p "$port" -c "$load_conns" -n "$load_msgs" \
-        -l "$load_len" -D "$load_depth" -t 20 >"$tmp/load.out" 2>&1
-    local load_status=$?
-    echo "$(date +%s.%N) load ends" >>"$tmp/marks"
+    local load_note
+    if [ "$proto" = resp ]; then
+        trace_resp_load
+    else
+        trace_echo_load
+    fi
     wait "$client"
     sleep 0.05
     echo "$(date +%s.%N) SIG$stop" >>"$tmp/marks"
@@ -248,8 +318,8 @@ trace_one() {
     local server_status=$?
     wait "$sampler" 2>/dev/null
 
-    [ "$load_status" = 0 ] || die 1 "$name: echo-load failed (status $load_status): $(cat "$tmp/load.out")"
-    [ "$(cat "$tmp/a.status")" = 0 ] && [ "$(cat "$tmp/a.out")" = "first half second half" ] ||
+    [ "$load_status" = 0 ] || die 1 "$name: $load_tool failed (status $load_status): $(cat "$tmp/load.out")"
+    [ "$(cat "$tmp/a.status")" = 0 ] && [ "$(cat "$tmp/a.out")" = "$a_want" ] ||
         die 1 "$name: client A got '$(cat "$tmp/a.out")' back, status $(cat "$tmp/a.status"): $(cat "$tmp/a.err")"
     # (under Wine the status is strace's own, which SIGINT let go)
     [ "$server_status" = 0 ] || [ -n "${wspid:-}" ] ||
@@ -262,7 +332,7 @@ trace_one() {
     if ! "$python" "$here/timeline.py" "$log" -o "$out/$name.svg" --calls "$out/$name.calls.tsv" \
         --threads "$tmp/threads" --marks "$tmp/marks" --main "$pid" "${only[@]}" \
         --title "$name (chapter ${chapter%%-*}): every system call of every thread, one run under strace" \
-        --note "Load: client A sends 'first half ', waits ${pause} s, sends 'second half'; meanwhile echo-load sends $load_msgs messages of $load_len bytes on each of $load_conns connections, $([ "$load_depth" = 1 ] && echo "one at a time" || echo "$load_depth at a time")." \
+        --note "Load: $load_note" \
         --note "Server: $shown -p 0. Drawn by make trace S=$name from strace -f -ttt -T on a $machine."; then
         die 1 "$name: timeline.py could not draw $log"
     fi
@@ -367,7 +437,7 @@ case "$1" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 IFS=, read -r -a names <<<"$1"
 [ ${#names[@]} -gt 0 ] || { usage; exit 2; }
 for n in "${names[@]}"; do
-    if ! server_load "$n"; then
+    if ! trace_load "$n"; then
         echo "trace: no server named '$n' in common/servers.txt; the servers are:" >&2
         traceable_names | paste -sd' ' | fold -s -w 78 | sed 's/^/  /' >&2
         exit 2
@@ -378,6 +448,13 @@ command -v strace >/dev/null || die 1 "strace is not installed (make deps)"
 command -v "$python" >/dev/null || die 1 "python3 is not installed (make deps)"
 [ -x "$BUILD/common/tools/echo-load" ] && [ -x "$BUILD/common/tools/echo-client" ] ||
     die 1 "build/common/tools/echo-load is not built: run make first"
+for n in "${names[@]}"; do
+    trace_load "$n"
+    [ "$SRV_PROTO" = resp ] || continue
+    command -v redis-benchmark >/dev/null ||
+        die 1 "$n is traced under redis-benchmark's load, and it is not installed (make deps: package redis-tools)"
+    [ -x "$BUILD/chapters/15-mini-redis/resp-cat" ] || die 1 "build/chapters/15-mini-redis/resp-cat is not built: run make first"
+done
 mkdir -p "$out" || die 1 "cannot create $out"
 [ "$figures" = 0 ] || touch "$out/.figures-start"
 
