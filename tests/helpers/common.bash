@@ -621,11 +621,17 @@ course_teardown() {
             tail -n 10 "$f" >&2
         done
     fi
+    local st
     for pid in "${_course_pids[@]}"; do
-        if kill -0 "$pid" 2>/dev/null; then
-            kill -9 "$pid" 2>/dev/null
-            wait "$pid" 2>/dev/null || true
-        fi
+        # Only a child of this shell: a server already waited for has given
+        # its pid back, and the kernel may have handed it to another test's
+        # process since.
+        st=$(cat "/proc/$pid/stat" 2>/dev/null) || continue
+        st=${st##*) }
+        st=${st#* }
+        [ "${st%% *}" = "$BASHPID" ] || continue
+        kill -9 "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null || true
     done
     _course_pids=()
 }
