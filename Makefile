@@ -13,8 +13,12 @@
 include common/mk/config.mk
 
 CHAPTER_DIRS  := $(patsubst %/Makefile,%,$(sort $(wildcard chapters/[0-9][0-9]-*/Makefile)))
-SOLUTION_DIRS := $(patsubst %/Makefile,%,$(sort $(wildcard solutions/[0-9][0-9]-*/*/Makefile)))
-EXERCISE_DIRS := $(patsubst %/Makefile,%,$(sort $(wildcard exercises/[0-9][0-9]-*/*/Makefile)))
+# The capstone's stages (chapters/15-mini-redis/stage.mk) build nothing of
+# their own, only folders listed here already: left out, so that no two
+# jobs build one folder at once.
+not_stages = $(foreach d,$(1),$(if $(findstring /stage-,$(d)),,$(d)))
+SOLUTION_DIRS := $(call not_stages,$(patsubst %/Makefile,%,$(sort $(wildcard solutions/[0-9][0-9]-*/*/Makefile))))
+EXERCISE_DIRS := $(call not_stages,$(patsubst %/Makefile,%,$(sort $(wildcard exercises/[0-9][0-9]-*/*/Makefile))))
 BUILD_DIRS    := $(CHAPTER_DIRS) $(SOLUTION_DIRS) $(EXERCISE_DIRS)
 # What make test runs: the chapters' programs and the solutions (exercise
 # tests run against the reference). Your copies in exercises/ are built by

@@ -187,7 +187,7 @@ def killed_by(patch):
 WRITE_KINDS = {"syscalls", "idle", "error-path", "race", "leak", "early-end", "bound", "timing", "logic"}
 FIX_KINDS = {"hides-symptom", "wrong-thing"}
 # what each kind of exercise needs: (wrong answers, different mistakes)
-NEED = {"write": (3, 3), "fix": (2, 2), "predict": (2, 1)}
+NEED = {"write": (3, 3), "fix": (2, 2), "predict": (2, 1), "stage": (3, 3)}
 # Exercises whose tests have not yet been brought to the bar above: they
 # still need one wrong answer (a write exercise: one that changes its
 # blocks), and are listed by --mutants-table as owing the rest. The list
@@ -213,6 +213,8 @@ def exercises():
     for info_path in sorted(glob.glob(os.path.join(top, "solutions", "[0-9][0-9]-*", "*", "exercise.txt"))):
         d = os.path.dirname(info_path)
         info = meta(info_path)
+        if info.get("kind") == "program":  # the capstone's skeleton: its stages are the exercises
+            continue
         files = set(info.get("from", "").split())
         for root, _, fns in os.walk(d):
             for fn in fns:

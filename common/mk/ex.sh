@@ -24,6 +24,11 @@ if [ ! -d "$top/$impl/$ex" ]; then
     echo "$ex: does not compile: $impl/$ex/ is missing$([ "$impl" = exercises ] && echo " (make reset EX=$ex brings it back)")."
     exit 1
 fi
+prog="$(exercise_program "$ex")"
+if [ "$impl" = exercises ] && [ ! -d "$top/exercises/$prog" ]; then
+    echo "$ex: does not compile: exercises/$prog/, the program its tests run, is missing (make reset EX=$ex brings it back)."
+    exit 1
+fi
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 # Ctrl-C (make watch stops so): no verdict, nothing remembered

@@ -6,6 +6,8 @@
 #   exercise_list                 every exercise, NN-slug/NAME, in course order
 #                                 (chapter, then the order: of its exercise.txt)
 #   exercise_meta EX KEY          a value of solutions/EX/exercise.txt (kind, level, ...)
+#   exercise_program EX           the folder of exercises/ you edit for EX: EX itself, or for
+#                                 a stage of the capstone the program every stage grows
 #   exercise_resolve ARG TARGET   the exercise ARG names, on stdout; or a message
 #                                 with the closest names on stderr, and exit 2
 #   exercise_fresh DIR [EX...]    generate the shipped copy of EX (every one by
@@ -63,17 +65,21 @@ exercise_files() {
 
 # Every exercise, in course order, as NN-slug/NAME: chapters in order, and in
 # each chapter by the order: line of its exercise.txt (then by name; one
-# without exercise.txt comes last).
+# without exercise.txt comes last). A program folder (kind: program, the
+# capstone's skeleton) is not an exercise: its stages are.
 exercise_list() {
     local d
     for d in "$top"/solutions/[0-9][0-9]-*/*/; do
         [ -f "$d/Makefile" ] && d="${d%/}" && echo "${d#"$top"/solutions/}"
     done | awk -v dir="$top/solutions" '
         {
-            ex = $0; order = 999999; f = dir "/" ex "/exercise.txt"
-            while ((getline line < f) > 0)
+            ex = $0; order = 999999; program = 0; f = dir "/" ex "/exercise.txt"
+            while ((getline line < f) > 0) {
                 if (line ~ /^order:[ \t]*[0-9]/) { sub(/^order:[ \t]*/, "", line); order = line + 0 }
+                if (line ~ /^kind:[ \t]*program[ \t]*$/) program = 1
+            }
             close(f)
+            if (program) next
             split(ex, p, "/")
             printf "%s\t%06d\t%s\n", p[1], order, ex
         }' | LC_ALL=C sort -t"$(printf '\t')" -k1,1 -k2,2n -k3,3 | cut -f3
@@ -83,6 +89,15 @@ exercise_list() {
 exercise_meta() {
     awk -v k="$2:" 'index($0, k) == 1 { v = substr($0, length(k) + 1); sub(/^[ \t]+/, "", v); sub(/[ \t]+$/, "", v); print v; exit }' \
         "$top/solutions/$1/exercise.txt" 2>/dev/null
+}
+
+# exercise_program EX: the folder (NN-slug/NAME, under exercises/) that you
+# edit for EX. A stage of the capstone (kind: stage) has no code of its own:
+# its tests run the one program every stage grows, named on its program: line.
+exercise_program() {
+    local p
+    p="$(exercise_meta "$1" program)"
+    if [ -n "$p" ]; then echo "${1%%/*}/$p"; else echo "$1"; fi
 }
 
 # exercise_resolve ARG TARGET: print the exercise ARG means, NN-slug/NAME.
@@ -259,9 +274,11 @@ exercise_needs() {
 # depends on that you or the course may change: your files, the exercise's
 # tests, its chapter's sources and common/'s.
 exercise_fingerprint() {
-    local ex="$1" ch="${1%%/*}" name="${1#*/}" f
+    local ex="$1" ch="${1%%/*}" name="${1#*/}" f prog
+    prog="$(exercise_program "$ex")"
     {
         exercise_files "$top/exercises/$ex" | sed "s|^|exercises/$ex/|"
+        [ "$prog" = "$ex" ] || exercise_files "$top/exercises/$prog" | sed "s|^|exercises/$prog/|"
         for f in "tests/$ch/$name.bats" "tests/$ch/suite-$name.bats" \
             chapters/"$ch"/*.[ch] chapters/"$ch"/*/*.[ch] common/*.[ch] common/mk/*.mk; do
             [ -f "$top/$f" ] && echo "$f"
@@ -473,13 +490,14 @@ exercise_all_skipped() {
 # the rest comes from .progress/results/ when your files have not changed
 # since the last run, or from a run of the tests.
 exercise_status() {
-    local ex="$1" fresh="$2" needs fp word log
-    if [ ! -d "$top/exercises/$ex" ]; then
+    local ex="$1" fresh="$2" needs fp word log prog
+    prog="$(exercise_program "$ex")"
+    if [ ! -d "$top/exercises/$ex" ] || [ ! -d "$top/exercises/$prog" ]; then
         echo "missing (make reset EX=$ex brings it back)"
         return 0
     fi
-    if { [ "$exercise_scanned" = 1 ] && [ -z "${exercise_changed[$ex]+set}" ]; } ||
-        { [ "$exercise_scanned" = 0 ] && exercise_untouched "$fresh/$ex" "$top/exercises/$ex"; }; then
+    if { [ "$exercise_scanned" = 1 ] && [ -z "${exercise_changed[$prog]+set}" ]; } ||
+        { [ "$exercise_scanned" = 0 ] && exercise_untouched "$fresh/$prog" "$top/exercises/$prog"; }; then
         echo "not started"
         return 0
     fi
@@ -537,7 +555,9 @@ exercise_next() {
             [ "$ex" = "$after" ] && skipping=0
             continue
         fi
-        if [ -d "$top/exercises/$ex" ] && ! exercise_untouched "$fresh/$ex" "$top/exercises/$ex"; then
+        local prog
+        prog="$(exercise_program "$ex")"
+        if [ -d "$top/exercises/$prog" ] && ! exercise_untouched "$fresh/$prog" "$top/exercises/$prog"; then
             case "$(exercise_recalled "$ex" "$(exercise_fingerprint "$ex")")" in
             done | "needs "*) continue ;;
             esac

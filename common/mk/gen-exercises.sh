@@ -5,13 +5,20 @@
 # An exercise is a folder SRC/NN-slug/NAME/ (solutions/) with a Makefile, a
 # README.md, a hints.md and an exercise.txt:
 #
-#     kind: write | fix | predict
+#     kind: write | fix | predict | stage
 #     level: warm-up | core | challenge
 #     order: 2                  (its place in the chapter's list, 1 first)
 #     title: what the learner practises, in one line
 #     from: chapters/NN-slug/FILE ...    (the chapter files it cuts or breaks)
 #     patch: tests/meta/mutants/NAME.patch     (fix: the bug it plants)
 #     symptom: what the learner sees fail       (fix)
+#     program: NAME             (stage: the folder of its chapter it tests)
+#     see: chapters/NN-slug/FILE ...     (stage: where the reference does it)
+#
+# The capstone (chapter 15) is a program the learner grows in stages: its
+# folder (exercise.txt: "kind: program" alone, a README.md, the skeleton) is
+# copied as it is; each stage is an exercise with no code of its own, whose
+# tests run that program.
 #
 # One source: an exercise that cuts or breaks a chapter program names the
 # chapter's files on its from: line, and the reference is the chapter file
@@ -132,7 +139,20 @@ gen_one() {
     [ -f "$info" ] || die "$ex has no exercise.txt"
     kind=$(meta "$info" kind) level=$(meta "$info" level) order=$(meta "$info" order)
     title=$(meta "$info" title) from=$(meta "$info" from) patch=$(meta "$info" patch)
-    case "$kind" in write | fix | predict) ;; *) die "$ex/exercise.txt: kind must be write, fix or predict, not '$kind'" ;; esac
+    if [ "$kind" = program ]; then
+        [ -f "$dir/README.md" ] || die "$ex has no README.md"
+        mkdir -p "$out"
+        cp -R "$dir/." "$out/" && rm -f "$out/exercise.txt" || die "$ex: could not copy the program's files"
+        return 0
+    fi
+    case "$kind" in write | fix | predict | stage) ;; *) die "$ex/exercise.txt: kind must be write, fix, predict, stage or program, not '$kind'" ;; esac
+    if [ "$kind" = stage ]; then
+        local program
+        program=$(meta "$info" program)
+        [ -n "$program" ] && [ "$(meta "$src/$ch/$program/exercise.txt" kind 2>/dev/null)" = program ] ||
+            die "$ex/exercise.txt: a stage needs program: NAME, a folder of $ch whose exercise.txt says kind: program (not '$program')"
+        [ -z "$from" ] || die "$ex/exercise.txt: a stage has no from: files (its tests run program: $program)"
+    fi
     case "$level" in warm-up | core | challenge) ;; *) die "$ex/exercise.txt: level must be warm-up, core or challenge, not '$level'" ;; esac
     [[ "$order" =~ ^[1-9][0-9]*$ ]] || die "$ex/exercise.txt: order must be a number from 1, not '$order'"
     [ -n "$title" ] || die "$ex/exercise.txt: no title"
@@ -200,6 +220,7 @@ gen_one() {
         done
     fi
     case "$kind" in
+    stage) [ "$cut" = 0 ] || die "$ex: a stage has no code of its own to cut (its program is its program: folder)" ;;
     write) [ "$cut" = 1 ] || die "$ex: a write exercise with no EXERCISE BEGIN $name block (in its folder or its from: files)" ;;
     fix) [ "$cut" = 0 ] || die "$ex: a fix exercise must not cut anything (a block of $name was found)" ;;
     esac

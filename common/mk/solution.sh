@@ -12,7 +12,10 @@
 #   fix      the diff from your copy as shipped (with the bug) to the
 #            chapter's file (without it);
 #   predict  its blocks as for write, or without blocks the files of
-#            solutions/EX/ besides its Makefile and texts.
+#            solutions/EX/ besides its Makefile and texts;
+#   stage    (the capstone) the reference is the chapter's whole server:
+#            where it does what the stage asks (its see: files), and how
+#            large each is.
 set -uo pipefail
 . "$(dirname "$0")/exercise-lib.sh"
 
@@ -32,8 +35,8 @@ else
     echo "make solution: testing your copy first (make ex EX=$ex shows the details)..."
     fp="$(exercise_fingerprint "$ex")"
     why=""
-    if [ ! -d "$top/exercises/$ex" ]; then
-        why="exercises/$ex/ is missing (make reset EX=$ex brings it back)"
+    if [ ! -d "$top/exercises/$ex" ] || [ ! -d "$top/exercises/$(exercise_program "$ex")" ]; then
+        why="exercises/$(exercise_program "$ex")/ is missing (make reset EX=$ex brings it back)"
     elif ! exercise_common_built; then
         why="common/ does not build (make common says why)"
     elif [ "$(exercise_recalled "$ex" "$fp")" = "done" ]; then
@@ -99,6 +102,16 @@ if [ "$kind" = predict ] && grep -rqs 'EXERCISE BEGIN' "$top/solutions/$ex" "${f
     kind="write"
 fi
 case "$kind" in
+stage)
+    echo
+    echo "The reference for every stage of the capstone is chapter ${ch%%-*}'s server, chapters/$ch/"
+    echo "(its README explains each part). What this stage asked of yours, it does in:"
+    for f in $(exercise_meta "$ex" see); do
+        [ -f "$top/$f" ] || continue
+        printf '  %-40s %5d lines\n' "$f" "$(wc -l <"$top/$f")"
+        shown=1 sources+=("$f")
+    done
+    ;;
 write)
     while IFS= read -r f; do
         case "$f" in *.c | *.h) ;; *) continue ;; esac

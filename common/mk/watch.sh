@@ -152,7 +152,7 @@ wait_for_save() {
     local now st fails=0
     while :; do
         if [ ! -d "$dir" ]; then
-            echo "exercises/$ex/ is gone: make reset EX=$ex brings it back as shipped. Waiting for it."
+            echo "${dir#"$top"/}/ is gone: make reset EX=$ex brings it back as shipped. Waiting for it."
             while [ ! -d "$dir" ]; do run_fg - sleep 1; done
             return 0
         fi
@@ -197,15 +197,17 @@ run_tests() { # run_tests WHY
     [ -t 1 ] && printf '\033[H\033[2J\033[3J'
     echo "make watch: $ex, run $run at $(date +%H:%M:%S)${1:+ ($1)}"
     if [ "$mode" = inotify ]; then
-        echo "watching exercises/$ex/ for saves; Ctrl-C stops."
+        echo "watching ${dir#"$top"/}/ for saves; Ctrl-C stops."
     else
-        echo "watching exercises/$ex/ for saves (once a second: $why_poll); Ctrl-C stops."
+        echo "watching ${dir#"$top"/}/ for saves (once a second: $why_poll); Ctrl-C stops."
     fi
     echo
     run_fg - "$top/common/mk/ex.sh" "$ex"
 }
 
-dir="$top/exercises/$ex"
+# the folder you edit: the exercise's, or for a stage of the capstone the
+# program every stage grows
+dir="$top/exercises/$(exercise_program "$ex")"
 last="$(snapshot "$dir")"
 run_tests "started"
 status=$?
@@ -216,7 +218,8 @@ while :; do
         if [ -z "$nxt" ]; then
             echo "make watch: that was the last unfinished exercise. Ctrl-C stops; saving here runs it again."
         else
-            ex="$nxt" dir="$top/exercises/$nxt" last="$(snapshot "$top/exercises/$nxt")"
+            ex="$nxt" dir="$top/exercises/$(exercise_program "$nxt")"
+            last="$(snapshot "$dir")"
             echo "make watch: next: $ex ($(exercise_meta "$ex" kind), $(exercise_meta "$ex" level)): $(exercise_meta "$ex" title)"
             echo "the task: exercises/$ex/README.md. Watching it now: save a file of it to run its tests."
         fi

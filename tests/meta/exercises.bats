@@ -113,7 +113,7 @@ broken_fixture() { # broken_fixture SED-EXPRESSION: a fixture copy with one edit
     sed -i 's/^kind: write/kind: guess/' "$sol/01-demo/greet/exercise.txt"
     run "$GEN" "$sol" "$BATS_TEST_TMPDIR/out"
     assert_failure
-    assert_output --partial "kind must be write, fix or predict, not 'guess'"
+    assert_output --partial "kind must be write, fix, predict, stage or program, not 'guess'"
     sed -i 's/^kind: guess/kind: write/' "$sol/01-demo/greet/exercise.txt"
     sed -i 's/i <= n/i <= 2 * n/' "$BATS_TEST_TMPDIR/top/chapters/01-demo/counter.c"
     run "$GEN" "$sol" "$BATS_TEST_TMPDIR/out"
@@ -125,6 +125,37 @@ broken_fixture() { # broken_fixture SED-EXPRESSION: a fixture copy with one edit
     assert_failure
     assert_output --regexp "a write exercise with no EXERCISE BEGIN greet block|does not apply"
     [ ! -e "$BATS_TEST_TMPDIR/out" ] || fail "a failed run must not write the output folder"
+}
+
+@test "a capstone: its program folder is copied as it is, its stages have no code of their own, and a stage must name a program" {
+    cp -r "$FIXTURE/.." "$BATS_TEST_TMPDIR/top"
+    local sol="$BATS_TEST_TMPDIR/top/solutions" out="$BATS_TEST_TMPDIR/out"
+    mkdir -p "$sol/01-demo/mine" "$sol/01-demo/stage-1"
+    printf 'kind: program\n' >"$sol/01-demo/mine/exercise.txt"
+    printf 'PROGS := mine\n' >"$sol/01-demo/mine/Makefile"
+    printf '# yours\n' >"$sol/01-demo/mine/README.md"
+    printf '#include "todo.h"\nint main(void) { TODO("stage 1"); }\n' >"$sol/01-demo/mine/mine.c"
+    printf 'kind: stage\nlevel: core\norder: 3\ntitle: the first stage\nprogram: mine\n' >"$sol/01-demo/stage-1/exercise.txt"
+    printf 'include ../stage.mk\n' >"$sol/01-demo/stage-1/Makefile"
+    printf '# stage 1\n' >"$sol/01-demo/stage-1/README.md"
+    printf '## Hint 1\n## Hint 2\n## Hint 3\n' >"$sol/01-demo/stage-1/hints.md"
+    run "$GEN" "$sol" "$out"
+    assert_success
+    run diff -r -x exercise.txt "$sol/01-demo/mine" "$out/01-demo/mine"
+    assert_success
+    [ ! -e "$out/01-demo/mine/exercise.txt" ] || fail "the program's exercise.txt was copied"
+    assert_equal "$(cd "$out/01-demo/stage-1" && ls | paste -sd' ')" "Makefile README.md hints.md"
+    # a stage naming no program, or a folder that is not one, is refused
+    sed -i 's/^program: mine/program: greet/' "$sol/01-demo/stage-1/exercise.txt"
+    run "$GEN" "$sol" "$BATS_TEST_TMPDIR/out2"
+    assert_failure
+    assert_output --partial "a stage needs program: NAME, a folder of 01-demo whose exercise.txt says kind: program (not 'greet')"
+    # a stage with code to cut is refused: its code is its program's
+    sed -i 's/^program: greet/program: mine/' "$sol/01-demo/stage-1/exercise.txt"
+    printf '/* EXERCISE BEGIN: x */\nint x;\n/* EXERCISE END */\n' >"$sol/01-demo/stage-1/extra.c"
+    run "$GEN" "$sol" "$BATS_TEST_TMPDIR/out3"
+    assert_failure
+    assert_output --partial "a stage has no code of its own to cut"
 }
 
 @test "the generator with EX names regenerates only those, and leaves the rest of the folder alone" {
@@ -239,10 +270,20 @@ END
     assert_success
 }
 
+# is_program EX: is solutions/EX the capstone's program (kind: program), which
+# its stages test, rather than an exercise?
+is_program() {
+    grep -q '^kind:[ \t]*program[ \t]*$' "$TOP/solutions/$1/exercise.txt" 2>/dev/null
+}
+
 @test "every exercise has a task, at least three graded hints, and a test file" {
     local ex ch name bad=()
     for ex in $(cd "$TOP/solutions" && ls -d [0-9][0-9]-*/*/); do
         ex="${ex%/}" ch="${ex%%/*}" name="${ex#*/}"
+        if is_program "$ex"; then
+            [ -s "$TOP/solutions/$ex/README.md" ] || bad+=("$ex: no README.md")
+            continue
+        fi
         [ -s "$TOP/solutions/$ex/README.md" ] || bad+=("$ex: no README.md")
         local hints
         hints=$(grep -c '^## Hint [0-9]' "$TOP/solutions/$ex/hints.md" 2>/dev/null || true)
@@ -262,11 +303,17 @@ END
     local ex ch name problems=() checked=0
     for ex in $(cd "$TOP/solutions" && ls -d [0-9][0-9]-*/*/); do
         ex="${ex%/}" ch="${ex%%/*}" name="${ex#*/}"
-        if ! diff -rq "$BATS_TEST_TMPDIR/fresh/$ex" "$TOP/exercises/$ex" >/dev/null 2>&1; then
+        is_program "$ex" && continue
+        # a stage of the capstone: its tests run the program every stage grows
+        local prog
+        prog=$(sed -n 's/^program:[ \t]*//p' "$TOP/solutions/$ex/exercise.txt")
+        prog="$ch/${prog:-$name}"
+        if ! diff -rq "$BATS_TEST_TMPDIR/fresh/$ex" "$TOP/exercises/$ex" >/dev/null 2>&1 ||
+            ! diff -rq "$BATS_TEST_TMPDIR/fresh/$prog" "$TOP/exercises/$prog" >/dev/null 2>&1; then
             echo "# $ex: your copy has changes; 'make ex EX=$ex' tests it" >&3
             continue
         fi
-        [ -d "$BUILD/exercises/$ex" ] || fail "exercises/$ex is not built: run make"
+        [ -d "$BUILD/exercises/$prog" ] || fail "exercises/$prog is not built: run make"
         local todo_log="$BATS_TEST_TMPDIR/$ch-$name.todo" exit_log="$BATS_TEST_TMPDIR/$ch-$name.exit"
         local start=$SECONDS
         COURSE_TODO_LOG="$todo_log" COURSE_EXIT_LOG="$exit_log" IMPL=exercises \
