@@ -80,28 +80,6 @@ sends_per_read() {
     echo "$(calls_on "$fd" recvfrom) $(($(calls_on "$fd" sendto) + $(calls_on "$fd" write) + $(calls_on "$fd" sendmsg) + $(calls_on "$fd" writev)))"
 }
 
-@test "pipelining: 100 requests in one write get their 100 replies in one send, and 10 requests one at a time take 10 (epoll, under strace)" {
-    local i out
-    strace_start
-    out=$(for ((i = 0; i < 100; i++)); do printf 'INCR n\r\n'; done | timeout 10 "$(chapter_bin resp-cat)" -r -p "$PORT")
-    [ "$(grep -c '^:' <<<"$out")" -eq 100 ] || fail "expected 100 replies: $out"
-    grep -q '^:100\\r\\n$' <<<"$out" || fail "the last reply is not :100: $out"
-    traced_stop
-    [ "$SERVER_STATUS" -eq 0 ]
-    read -r reads sends <<<"$(sends_per_read)"
-    echo "# 100 pipelined requests: $reads reads, $sends sends" >&3
-    # 800 bytes sent at once arrive in one read on loopback, or now and then two
-    [ "$reads" -le 2 ] || fail "100 requests (800 bytes) in one write took $reads reads"
-    [ "$sends" -eq "$reads" ] || fail "$sends sends for $reads reads: the replies of one read must leave together"
-
-    strace_start
-    for ((i = 0; i < 10; i++)); do echo "INCR n"; done | timeout 10 "$(chapter_bin resp-cat)" -p "$PORT" >/dev/null
-    traced_stop
-    read -r reads sends <<<"$(sends_per_read)"
-    echo "# 10 requests, each after the last reply: $reads reads, $sends sends" >&3
-    [ "$reads" -eq 10 ] && [ "$sends" -eq 10 ] || fail "expected 10 reads and 10 sends, got $reads and $sends"
-}
-
 # sets_with_ttl MS: 10,000 SET key:I v PX MS requests, in RESP.
 sets_with_ttl() {
     local i
@@ -144,38 +122,6 @@ sets_with_ttl() {
     run mini_cmd get total
     assert_output '$5\r\n10000\r\n'
     [ "$(cat "$BATS_TEST_TMPDIR"/c*.out | grep -c '^:')" -eq 10000 ] || fail "not 10,000 replies"
-}
-
-@test "clients that reset in the middle of a request leave the server serving, with no fd left behind" {
-    local i before after
-    mini_start
-    mini_cmd ping >/dev/null
-    before=$(fd_count "$SERVER_PID")
-    printf '*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$100000\r\n' >"$BATS_TEST_TMPDIR/half"
-    head -c 50000 /dev/zero >>"$BATS_TEST_TMPDIR/half"
-    for ((i = 0; i < 30; i++)); do
-        run_client -p "$PORT" --reset <"$BATS_TEST_TMPDIR/half" >/dev/null || server_gone "echo-client --reset failed"
-    done
-    run mini_cmd exists k
-    assert_output ':0\r\n'
-    t0=$SECONDS
-    while after=$(fd_count "$SERVER_PID") && [ "$after" -gt "$before" ] && [ $((SECONDS - t0)) -lt 5 ]; do
-        sleep 0.1
-    done
-    [ "$after" -le "$before" ] || fail "$after fds open after the resets, $before before"
-}
-
-@test "half-close: a client that sends its requests and shuts down its sending side still gets every reply" {
-    mini_start
-    run bash -c "printf 'SET k v\r\nGET k\r\n*2\r\n\$4\r\nECHO\r\n\$2\r\nhi\r\n' | timeout 10 '$(chapter_bin resp-cat)' -r -p $PORT"
-    assert_success
-    assert_equal "$output" '+OK\r\n
-$1\r\nv\r\n
-$2\r\nhi\r\n
-(closed)'
-    # nothing sent at all: the server closes too
-    run bash -c "timeout 10 '$(chapter_bin resp-cat)' -r -p $PORT </dev/null"
-    assert_output '(closed)'
 }
 
 @test "no fd growth over 300 connect/close cycles, some mid-request" {
@@ -272,27 +218,6 @@ wait_blocked() {
         fail "TIME says ${BASH_REMATCH[1]}, the clock $now"
 }
 
-@test "a blocking pop's timeout: 0.1 s ends after at least 100 ms and within a bound; 0 waits until a push" {
-    local t0 t1 ms out bound=$((1000 * $(san_slowdown)))
-    mini_start
-    t0=${EPOCHREALTIME/./}
-    out=$(printf 'a& blpop k 0.1\na?\n' | timeout 30 "$(chapter_bin resp-cat)" -m -p "$PORT")
-    t1=${EPOCHREALTIME/./}
-    ms=$(((t1 - t0) / 1000))
-    echo "# BLPOP k 0.1 answered after $ms ms" >&3
-    assert_equal "$out" 'a> blpop k 0.1
-(blocked)
-a< *-1\r\n'
-    [ "$ms" -ge 100 ] || fail "the timeout ended early: after $ms ms"
-    [ "$ms" -lt $((100 + bound)) ] || fail "the timeout of 100 ms took $ms ms"
-    out=$(printf 'a& blpop k 0\nb: rpush k v\na?\n' | timeout 30 "$(chapter_bin resp-cat)" -m -p "$PORT")
-    assert_equal "$out" 'a> blpop k 0
-(blocked)
-b> rpush k v
-:1\r\n
-a< *2\r\n$1\r\nk\r\n$1\r\nv\r\n'
-}
-
 # block_and_leave N KEY: N clients, one after another, each sends BLPOP KEY
 # 0 and closes its connection without waiting for a reply.
 block_and_leave() {
@@ -341,25 +266,6 @@ block_and_leave() {
     wait_blocked 2
     stop_within 5 TERM
     exec {a}>&- {b}>&- {s}>&-
-}
-
-@test "requests pipelined behind a blocking pop wait for it: their replies come after its reply, in order" {
-    local a line replies=()
-    mini_start
-    conn_open a
-    printf 'BLPOP k 0\r\nPING\r\n' >&"$a"
-    wait_blocked 1
-    # more requests while it is blocked: they wait too (a second of silence
-    # proves it, or the PONG gives a server that ran them away)
-    printf 'ECHO after\r\n' >&"$a"
-    ! IFS= read -r -t 1 line <&"$a" || fail "a reply came while the client was blocked: $line"
-    run mini_cmd rpush k v
-    assert_output ':1\r\n'
-    while [ "${#replies[@]}" -lt 8 ] && IFS= read -r -t 10 line <&"$a"; do
-        replies+=("${line%$'\r'}")
-    done
-    exec {a}>&-
-    assert_equal "${replies[*]}" '*2 $1 k $1 v +PONG $5 after'
 }
 
 # A slow reader: a client pipelines 200 GETs of a 1 MiB value (200 MiB of

@@ -93,27 +93,6 @@ until_file() {
     fail "no file $1 appeared"
 }
 
-@test "SAVE: redis-check-rdb accepts the file and redis-server 7.0 loads the same keys, values, lists and expire times" {
-    require_redis
-    command -v redis-check-rdb >/dev/null || skip "redis-check-rdb is not installed (make deps: package redis-tools)"
-    mini_start -d "$BATS_TEST_TMPDIR" -f mini.rdb
-    fill
-    run mini_cmd save
-    assert_output '+OK\r\n'
-    run redis-check-rdb "$BATS_TEST_TMPDIR/mini.rdb"
-    echo "$output" | sed 's/^/# /' >&3
-    assert_success
-    assert_output --partial 'RDB looks OK'
-    assert_output --partial '[info] 13 keys read'
-    assert_output --partial '[info] 2 expires'
-    redis_on_dump "$BATS_TEST_TMPDIR" mini.rdb
-    reads_from "$BATS_TEST_TMPDIR/redis.out" -s "$REDIS_SOCK"
-    reads_from "$BATS_TEST_TMPDIR/mini.out" -p "$PORT"
-    same_replies "the keys redis-server loaded from mini-redis's file"
-    server_stop
-    assert_equal "$SERVER_STATUS" 0
-}
-
 @test "a key already expired is not written, and one that expired while the server was down is not loaded" {
     require_redis
     mini_start -d "$BATS_TEST_TMPDIR"
@@ -146,22 +125,6 @@ until_file() {
     same_replies "the keys loaded from a file with an expired key"
 }
 
-@test "mini-redis restarted on its own file answers as before" {
-    mini_start -d "$BATS_TEST_TMPDIR"
-    fill
-    run mini_cmd save
-    assert_output '+OK\r\n'
-    reads_from "$BATS_TEST_TMPDIR/before.out" -p "$PORT"
-    server_stop
-    mini_start -d "$BATS_TEST_TMPDIR"
-    reads_from "$BATS_TEST_TMPDIR/after.out" -p "$PORT"
-    run diff "$BATS_TEST_TMPDIR/before.out" "$BATS_TEST_TMPDIR/after.out"
-    assert_success
-    grep -q 'hello' "$BATS_TEST_TMPDIR/after.out" || fail "nothing was loaded: $(head -c 300 "$BATS_TEST_TMPDIR/after.out")"
-    server_stop
-    assert_equal "$SERVER_STATUS" 0
-}
-
 @test "BGSAVE writes the snapshot of its moment while the writes go on; a second BGSAVE or a SAVE meanwhile is refused, as redis-server refuses them" {
     require_redis
     redis_start
@@ -181,59 +144,6 @@ until_file() {
     assert_output '$6\r\nbefore\r\n'
     run mini_cmd llen l
     assert_output ':1\r\n'
-}
-
-# MINI_REDIS_SAVE_PAUSE_MS holds every save 1.5 s before its rename, its
-# temp file written (rdb.h): the PINGs below come while a save is under way
-# for certain, however fast the disk.
-@test "during a BGSAVE the loop answers a PING at once; during a SAVE only once the file is written" {
-    local t0 t1 pid ms
-    MINI_REDIS_SAVE_PAUSE_MS=1500 mini_start -d "$BATS_TEST_TMPDIR"
-    run mini_cmd setrange big 999999 x
-    assert_output ':1000000\r\n'
-    run mini_cmd bgsave
-    assert_output '+Background saving started\r\n'
-    until_log 'started by pid'
-    pid=$(sed -n 's/.*started by pid \([0-9]*\)$/\1/p' "$SERVER_ERR")
-    until_file "$BATS_TEST_TMPDIR/temp-$pid.rdb"
-    t0=$(date +%s%N)
-    run mini_cmd ping
-    t1=$(date +%s%N)
-    assert_output '+PONG\r\n'
-    ms=$(((t1 - t0) / 1000000))
-    echo "# PING during BGSAVE: $ms ms (the save holds 1.5 s)" >&3
-    [ -e "$BATS_TEST_TMPDIR/temp-$pid.rdb" ] || fail "the child had renamed its file before the PONG"
-    [ "$ms" -lt $((1000 * $(san_slowdown))) ] || fail "PING took $ms ms during a BGSAVE: did the loop wait for the child?"
-    until_log 'terminated with success'
-    timeout --foreground 30 "$(chapter_bin resp-cat)" -p "$PORT" <<<'save' >/dev/null &
-    pid=$!
-    until_file "$BATS_TEST_TMPDIR/temp-$SERVER_PID.rdb"
-    t0=$(date +%s%N)
-    run mini_cmd ping
-    t1=$(date +%s%N)
-    assert_output '+PONG\r\n'
-    ms=$(((t1 - t0) / 1000000))
-    echo "# PING during SAVE: $ms ms (the save holds 1.5 s)" >&3
-    [ ! -e "$BATS_TEST_TMPDIR/temp-$SERVER_PID.rdb" ] || fail "the PONG came while SAVE was still writing"
-    [ "$ms" -ge 1000 ] || fail "PING took only $ms ms during a SAVE that holds the loop 1.5 s"
-    wait "$pid"
-}
-
-@test "LASTSAVE moves with each save that worked" {
-    mini_start -d "$BATS_TEST_TMPDIR"
-    local first now
-    first=$(mini_cmd lastsave | tr -dc 0-9)
-    [ -n "$first" ] || fail "LASTSAVE gave no integer"
-    while [ "$(date +%s)" -le "$first" ]; do sleep 0.05; done # a second later
-    run mini_cmd save
-    now=$(mini_cmd lastsave | tr -dc 0-9)
-    [ "$now" -gt "$first" ] || fail "LASTSAVE $now after SAVE, $first before it"
-    while [ "$(date +%s)" -le "$now" ]; do sleep 0.05; done
-    run mini_cmd bgsave
-    until_log 'terminated with success'
-    first=$now
-    now=$(mini_cmd lastsave | tr -dc 0-9)
-    [ "$now" -gt "$first" ] || fail "LASTSAVE $now after BGSAVE, $first before it"
 }
 
 @test "a truncated, corrupt or foreign file is refused at start: one line on stderr, exit 1" {
@@ -263,28 +173,6 @@ until_file() {
     run --separate-stderr timeout 30 "$(chapter_bin mini-redis)" -p 0 -d "$BATS_TEST_TMPDIR/none" -f x.rdb
     assert_failure 1
     [[ "$stderr" == *"none/x.rdb"* ]] || fail "a folder that is not there: $stderr"
-}
-
-@test "SIGTERM during a BGSAVE: exit 0, the child killed and reaped, no temp file, the old file intact" {
-    # every save holds 1.5 s before its rename: the SIGTERM below finds the
-    # child still saving, however fast the disk
-    MINI_REDIS_SAVE_PAUSE_MS=1500 mini_start -d "$BATS_TEST_TMPDIR"
-    run mini_cmd set k v
-    run mini_cmd save
-    cp "$BATS_TEST_TMPDIR/dump.rdb" "$BATS_TEST_TMPDIR/old.rdb"
-    run mini_cmd setrange big 99999 x
-    run mini_cmd bgsave
-    assert_output '+Background saving started\r\n'
-    until_log 'started by pid'
-    local pid
-    pid=$(sed -n 's/.*started by pid \([0-9]*\)$/\1/p' "$SERVER_ERR")
-    until_file "$BATS_TEST_TMPDIR/temp-$pid.rdb"
-    server_stop
-    assert_equal "$SERVER_STATUS" 0
-    ! kill -0 "$pid" 2>/dev/null || fail "the child $pid outlived the server"
-    run find "$BATS_TEST_TMPDIR" -name 'temp-*.rdb'
-    assert_output ''
-    cmp "$BATS_TEST_TMPDIR/dump.rdb" "$BATS_TEST_TMPDIR/old.rdb" || fail "dump.rdb changed"
 }
 
 @test "SAVE and BGSAVE leak no fd, in the server or in the child's stead" {

@@ -6,6 +6,8 @@
 #                             Unix socket in $BATS_TEST_TMPDIR ($REDIS_SOCK), no config
 #                             file, no persistence, one database (as mini-redis has)
 #   mini_start [ARGS]         start mini-redis on port 0 ($PORT), RT_BACKEND as the caller set it
+#   stage_setup               a capstone stage's tests (stage-N.bats): mini_start starts the
+#                             learner's program with IMPL=exercises, the chapter's otherwise
 #   both SCRIPT_ARGS...       resp-cat ARGS against each: $BATS_TEST_TMPDIR/{redis,mini}.out
 #   same_replies WHAT         fail unless both outputs are the same bytes, showing the diff
 #   mini_cmd ARGS...          resp-cat -r: one command (inline) to mini-redis, its reply line
@@ -25,6 +27,15 @@ require_redis() {
 redis_start() {
     local i
     REDIS_SOCK="$BATS_TEST_TMPDIR/redis.sock"
+    # A socket's path must fit in 107 bytes (sun_path). Where the test's
+    # folder is deeper (the mutant runner's copies of the course), it is
+    # reached through a descriptor of this shell, which redis-server and
+    # every client the test starts inherit: /proc/self/fd/N is that folder
+    # in each of them, and the descriptor goes with the test.
+    if [ ${#REDIS_SOCK} -gt 100 ]; then
+        exec {_redis_dir_fd}<"$BATS_TEST_TMPDIR"
+        REDIS_SOCK="/proc/self/fd/$_redis_dir_fd/redis.sock"
+    fi
     # --port 0: no TCP at all, so nothing on 6379 (a packaged daemon, say)
     # is ever in the way; --dir: where it would write, were it to write
     # (ARGS, later on the line, may name another, and a file to load).
@@ -45,10 +56,25 @@ redis_start() {
 # bytes the kernel writes into memory for io_uring, and calls them
 # uninitialised. require_not_uring_under_valgrind skips a test that asks for io_uring.
 mini_start() {
+    local bin="${MINI_REDIS:-}"
+    [ -n "$bin" ] || bin=$(chapter_bin mini-redis)
     if course_valgrind && [ -z "${RT_BACKEND:-}" ]; then
-        RT_BACKEND=epoll server_start "$(chapter_bin mini-redis)" -p 0 "$@"
+        RT_BACKEND=epoll server_start "$bin" -p 0 "$@"
     else
-        server_start "$(chapter_bin mini-redis)" -p 0 "$@"
+        server_start "$bin" -p 0 "$@"
+    fi
+}
+
+# The tests of a stage of the capstone (stage-N.bats) run one program: with
+# IMPL=exercises the learner's, grown in exercises/15-mini-redis/my-redis/
+# through every stage; otherwise the reference, the chapter's mini-redis.
+stage_setup() {
+    if [ "$IMPL" = exercises ]; then
+        MINI_REDIS="$BUILD/exercises/$CHAPTER/my-redis/mini-redis"
+        require_bin "$MINI_REDIS" "exercises/$CHAPTER/my-redis"
+    else
+        MINI_REDIS="$BUILD/chapters/$CHAPTER/mini-redis"
+        require_bin "$MINI_REDIS" "chapters/$CHAPTER"
     fi
 }
 
