@@ -84,11 +84,11 @@ resp_servers=("mini-redis" "mini-redis-epoll RT_BACKEND=epoll")
 # (SRV_* as server_load sets them; SRV_PROTO echo or resp).
 trace_load() {
     local r words
-    SRV_PROTO=echo
+    SRV_PROTO="echo"
     for r in "${resp_servers[@]}"; do
         read -ra words <<<"$r"
         [ "${words[0]}" = "$1" ] || continue
-        SRV_NAME=$1 SRV_CHAPTER=15-mini-redis SRV_PROG=chapter:mini-redis SRV_ARGS=()
+        SRV_CHAPTER=15-mini-redis SRV_PROG=chapter:mini-redis SRV_ARGS=()
         SRV_ENV=("${words[@]:1}") SRV_PROTO=resp SRV_KIND=uring
         [[ " ${SRV_ENV[*]} " == *" RT_BACKEND=epoll "* ]] && SRV_KIND=readiness
         return 0
