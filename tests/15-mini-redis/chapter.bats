@@ -1,9 +1,11 @@
 #!/usr/bin/env bats
 # Chapter 15: mini-redis as a server: its contract, the parser's unit test,
-# pipelining counted under strace, expiry, many clients, resets, half-close,
-# stops at any moment, no leaked fds, the query buffer limit. The replies
+# expiry, many clients, stops at any moment, no leaked fds, the query buffer
+# limit, clients that leave while blocked, a slow reader. The replies
 # themselves are compared with redis-server's in differential.bats; real
-# clients drive it in redis-cli.bats.
+# clients drive it in redis-cli.bats; pipelining under strace, resets and
+# half-close are the capstone's stage 3 (stage-3.bats), blocking pops'
+# timeouts stage 5's.
 
 load ../helpers/common
 load ../helpers/echo_suite
@@ -55,29 +57,6 @@ load redis
     assert_output --partial '*6\r\n$4\r\nmset\r\n:-3\r\n*0\r\n:1\r\n:-1\r\n:2\r\n'
     run mini_cmd command docs
     assert_output "-ERR unknown subcommand 'docs'. Try COMMAND HELP.\\r\\n"
-}
-
-# strace_start: mini-redis on epoll under strace, counting its socket calls.
-strace_start() {
-    command -v strace >/dev/null || skip "strace is not installed (make deps)"
-    # LeakSanitizer cannot run under ptrace: the SAN= build checks leaks elsewhere
-    RT_BACKEND=epoll ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" \
-        server_start strace -f -qq -e trace=recvfrom,read,sendto,write,sendmsg,writev \
-        -o "$BATS_TEST_TMPDIR/strace.log" "$(chapter_bin mini-redis)" -p 0
-}
-
-# calls_on FD NAME: how many calls NAME the server made on FD that moved bytes.
-calls_on() {
-    grep -cE "^[0-9]+ +$2\($1, .*= [1-9][0-9]*$" "$BATS_TEST_TMPDIR/strace.log" || true
-}
-
-# sends_per_read: for the one connection of the traced run, "READS SENDS":
-# reads that brought bytes, and sends of any kind.
-sends_per_read() {
-    local fd
-    fd=$(sed -nE 's/^[0-9]+ +recvfrom\(([0-9]+), .*= [1-9][0-9]*$/\1/p' "$BATS_TEST_TMPDIR/strace.log" | head -n 1)
-    [ -n "$fd" ] || fail "no recvfrom() with bytes in the trace: $(head -n 20 "$BATS_TEST_TMPDIR/strace.log")"
-    echo "$(calls_on "$fd" recvfrom) $(($(calls_on "$fd" sendto) + $(calls_on "$fd" write) + $(calls_on "$fd" sendmsg) + $(calls_on "$fd" writev)))"
 }
 
 # sets_with_ttl MS: 10,000 SET key:I v PX MS requests, in RESP.

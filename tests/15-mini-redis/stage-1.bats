@@ -17,18 +17,6 @@ setup() {
     mini_start
 }
 
-# replies_match WHAT: same_replies; but if mini-redis died on the way, its
-# exit status and stderr (where a TODO of yours says what is missing); and
-# outputs of megabytes are compared, not shown.
-replies_match() {
-    local r="$BATS_TEST_TMPDIR/redis.out" m="$BATS_TEST_TMPDIR/mini.out"
-    cmp -s "$r" "$m" && return 0
-    server_exited 20 && server_gone "$1: mini-redis stopped answering"
-    [ "$(wc -c <"$m")" -lt 65536 ] ||
-        fail "$1: the replies differ from redis-server's: $(cmp "$r" "$m" 2>&1 | head -n 1); mini-redis's last line: $(tail -n 1 "$m" | head -c 200)"
-    same_replies "$1"
-}
-
 # raw FORMAT [RESP-CAT OPTIONS]: the bytes printf FORMAT makes, sent raw to
 # both servers on a fresh connection, then the client's sending side is
 # closed; every reply until the server closes must be redis-server's.

@@ -13,14 +13,6 @@ load redis
 
 setup() { stage_setup; }
 
-# replies_match WHAT: same_replies; but if mini-redis died on the way, its
-# exit status and stderr (where a TODO of yours says what is missing).
-replies_match() {
-    cmp -s "$BATS_TEST_TMPDIR/redis.out" "$BATS_TEST_TMPDIR/mini.out" && return 0
-    server_exited 20 && server_gone "$1: mini-redis stopped answering"
-    same_replies "$1"
-}
-
 @test "SET EX PX EXAT PXAT KEEPTTL, EXPIRE PEXPIRE TTL PTTL PERSIST and their errors, as redis-server (scripts/stage-4-expire.txt); EXAT and PXAT in the future" {
     local now
     require_redis

@@ -49,14 +49,6 @@ reply_on() {
     GOT="${got[*]}"
 }
 
-# send_on FD BYTES: BYTES (a printf format) to the server on FD. A write that
-# fails (the server went) says why the server went.
-send_on() {
-    # in a subshell: a write to a reset socket raises SIGPIPE
-    # shellcheck disable=SC2059 # the format is the request
-    (printf "$2" >&"$1") 2>/dev/null || server_gone "could not send $2"
-}
-
 # expect_cmd WANT CMD...: one command (mini_cmd) must get the reply WANT.
 expect_cmd() {
     local want="$1" out

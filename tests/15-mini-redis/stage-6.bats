@@ -15,24 +15,6 @@ load redis
 
 setup() { stage_setup; }
 
-# send_on FD BYTES: BYTES (a printf format) to the server on FD. A write that
-# fails (the server went) says why the server went.
-send_on() {
-    # in a subshell: a write to a reset socket raises SIGPIPE
-    # shellcheck disable=SC2059 # the format is the request
-    (printf "$2" >&"$1") 2>/dev/null || server_gone "could not send $2"
-}
-
-# forget_pid PID: PID was waited for; teardown must not signal whatever
-# process gets that number next.
-forget_pid() {
-    local p keep=()
-    for p in "${_course_pids[@]}"; do
-        [ "$p" = "$1" ] || keep+=("$p")
-    done
-    _course_pids=("${keep[@]}")
-}
-
 # subscribed FD KIND NAME COUNT: the reply to one (p)subscription comes on
 # FD within 5 s: KIND (subscribe or psubscribe), NAME, and the count.
 subscribed() {
@@ -133,7 +115,6 @@ closed_by_server() {
         server_gone "not $n replies :3 to the PUBLISHes: $(sort "$BATS_TEST_TMPDIR/pub.out" | uniq -c | head -n 5)"
     for i in 1 2 3; do
         wait "${pids[$((i - 1))]}" || true
-        forget_pid "${pids[$((i - 1))]}"
         want="$BATS_TEST_TMPDIR/want.message"
         [ "$i" != 3 ] || want="$BATS_TEST_TMPDIR/want.pmessage"
         cmp "$want" "$BATS_TEST_TMPDIR/got.$i" >/dev/null ||
@@ -204,7 +185,6 @@ closed_by_server() {
     done
     kill "$reader"
     wait "$reader" || true
-    forget_pid "$reader"
     [ "$(stat -c %s "$BATS_TEST_TMPDIR/fast.out")" -eq $((chunks * chunk)) ] ||
         fail "the reading subscriber got $(stat -c %s "$BATS_TEST_TMPDIR/fast.out") bytes, not the $((chunks * chunk)) published"
     grep -v '^> ' "$BATS_TEST_TMPDIR/pub.out" | grep -qv '^:[12]\\r\\n$' &&

@@ -113,16 +113,6 @@ expire_times() {
     pttl_near "$@" -- at $((AT_MS - $(date +%s%3N)))
 }
 
-# forget_pid PID: PID was waited for; teardown must not signal whatever
-# process gets that number next.
-forget_pid() {
-    local p keep=()
-    for p in "${_course_pids[@]}"; do
-        [ "$p" = "$1" ] || keep+=("$p")
-    done
-    _course_pids=("${keep[@]}")
-}
-
 # mini_ok CMD...: CMD gets +OK from mini-redis.
 mini_ok() {
     local out
@@ -196,7 +186,6 @@ only_file() {
     done
     only_file "$dir" dump.rdb
     server_stop
-    forget_pid "$SERVER_PID"
     mini_start
     run mini_cmd get s
     [ "$output" = '$6\r\nbefore\r\n' ] || server_gone "the file holds s = $output, not the value of BGSAVE's moment"
@@ -226,7 +215,6 @@ only_file() {
         [ "$n" -lt 500 ] || fail "500 PINGs and the SAVE still runs"
     done
     wait "$saver" || server_gone "SAVE got no reply: $(cat "$BATS_TEST_TMPDIR/save.out")"
-    forget_pid "$saver"
     echo "# $n PINGs during the SAVE, the slowest answered after $slowest ms" >&3
     assert_equal "$(cat "$BATS_TEST_TMPDIR/save.out")" '> save
 +OK\r\n'
@@ -252,7 +240,6 @@ refuses() {
         if ! kill -0 "$pid" 2>/dev/null; then
             st=0
             wait "$pid" || st=$?
-            forget_pid "$pid"
             break
         fi
         grep -q '^listening on' "$out" && fail "$2: the server started serving on a file it cannot load"
@@ -274,7 +261,6 @@ refuses() {
     fill
     mini_ok save
     server_stop
-    forget_pid "$SERVER_PID"
     f="$dir/dump.rdb"
     size=$(stat -c %s "$f")
     for cut in 5 9 $((size / 2)) $((size - 9)) $((size - 1)); do
@@ -299,7 +285,6 @@ refuses() {
     mini_ok set k old
     mini_ok save
     server_stop
-    forget_pid "$SERVER_PID"
     cp "$dir/dump.rdb" "$BATS_TEST_TMPDIR/old.rdb"
     MINI_REDIS_SAVE_PAUSE_MS=5000 mini_start
     mini_ok set k new
@@ -307,7 +292,6 @@ refuses() {
     [ "$output" = '+Background saving started\r\n' ] || server_gone "BGSAVE: $output"
     kids=$(pgrep -P "$SERVER_PID" || true)
     stop_within 5 TERM
-    forget_pid "$SERVER_PID"
     for kid in $kids; do
         for ((i = 0; i < 100; i++)); do
             state=$(cat "/proc/$kid/stat" 2>/dev/null) || break
@@ -333,7 +317,6 @@ refuses() {
         server_gone "SET gone v PX 300, SAVE: $(cat "$BATS_TEST_TMPDIR/save.out")"
     only_file "$dir" my.rdb
     server_stop
-    forget_pid "$SERVER_PID"
     [ "$SERVER_STATUS" -eq 0 ] || fail "SIGTERM: exit status $SERVER_STATUS"
     while [ $(($(date +%s%3N) - t0)) -le 350 ]; do sleep 0.05; done # "gone" has expired
     mini_start -d "$dir" -f my.rdb
