@@ -84,9 +84,12 @@ void db_delete(struct db *db, struct db_entry *e);
 void db_set_expire(struct db *db, struct db_entry *e, int64_t when_ms);
 /* Remove the expire time; false if there was none. */
 bool db_persist(struct db *db, struct db_entry *e);
+/* Expired once the clock has passed its time, not at it: Redis 7.0's
+ * keyIsExpired() (src/db.c) is "now > when", so at the very millisecond a
+ * key still answers, with a PTTL of 0. */
 static inline bool db_expired(const struct db_entry *e, int64_t now)
 {
-    return e->expire_ms >= 0 && e->expire_ms <= now;
+    return e->expire_ms >= 0 && e->expire_ms < now;
 }
 
 /* A random key that has not expired (expired ones met are deleted), or NULL. */

@@ -297,8 +297,8 @@ static bool in__key(struct in *in, struct db *db, unsigned type, int64_t expire,
         }
     }
     free(k);
-    if (expire >= 0 && expire <= now)
-        db_delete(db, e); /* as a master does at load (rdbLoadRio) */
+    if (expire >= 0 && expire < now)
+        db_delete(db, e); /* as a master does at load (rdbLoadRio: expiretime < now) */
     else if (expire >= 0)
         db_set_expire(db, e, expire);
     return true;
