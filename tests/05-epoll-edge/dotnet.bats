@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# test-long: the .NET runtime started under strace and under ulimit sweeps, about 30 s of test time; the two C# servers' shared suite (suite-echo-dotnet-*.bats) stays in make test
 # Chapter 05's C# programs (chapters/05-epoll-edge/dotnet/): the two echo
 # servers beyond the shared suite (their suite-echo-dotnet-*.bats), what
 # strace shows .NET doing with epoll underneath them, and saea-recursion,
