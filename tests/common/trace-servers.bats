@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
 # test-long: each test runs a real server under strace for about a second (make trace)
+# test-serial: what a picture shows (batches per wait, operations per io_uring_enter) is the shape of a quiet machine, as the chapters' pictures are drawn; beside three other test files echo-epoll-lt and echo-uring batched less (CI, once)
 # make trace on real servers: what each picture is meant to show is in the
 # trace. Each test runs common/tools/trace/trace.sh into its own folder and
 # reads the table of calls it writes beside the SVG (NAME.calls.tsv, one call
