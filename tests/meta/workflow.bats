@@ -280,6 +280,30 @@ $output"
     [ -d "$SCRATCH/.progress/reset/$ex.1" ]
 }
 
+@test "a stage of the capstone: its files are the program's; make reset on it puts the program back and keeps the learner's" {
+    local stage prog fresh
+    stage=$(grep -m1 '^[0-9][0-9]-[^/]*/stage-' <<<"$ALL_EX") || skip "the course has no capstone stage"
+    run bash -c '. "$1/common/mk/exercise-lib.sh" && exercise_program "$2"' - "$SCRATCH" "$stage"
+    assert_success
+    prog=$output
+    [ "$prog" != "$stage" ] && [ -d "$SCRATCH/exercises/$prog" ] || fail "stage $stage: no program folder ($prog)"
+    # untouched: not started; a change to the program (not to the stage's
+    # folder) is what starts a stage
+    fresh="$(bash -c '. "$1/common/mk/exercise-lib.sh" && exercise_fresh_all' - "$SCRATCH")"
+    run bash -c '. "$1/common/mk/exercise-lib.sh" && exercise_status "$2" "$3"' - "$SCRATCH" "$stage" "$fresh"
+    assert_output "not started"
+    echo "/* mine */" >>"$SCRATCH/exercises/$prog/mini-redis.c"
+    run bash -c '. "$1/common/mk/exercise-lib.sh" && exercise_untouched "$3/$2" "$1/exercises/$2"' - "$SCRATCH" "$prog" "$fresh"
+    assert_failure
+    run smake reset EX="$stage"
+    assert_success
+    assert_output --partial "exercises/$prog/, the program every stage of ${stage%%/*} tests, is back as shipped"
+    assert_output --partial "Your copy is kept in .progress/reset/$prog.1/"
+    grep -q '/\* mine \*/' "$SCRATCH/.progress/reset/$prog.1/mini-redis.c" || fail "the kept copy lacks the learner's line"
+    run diff -r "$fresh/$prog" "$SCRATCH/exercises/$prog"
+    assert_success
+}
+
 @test "make watch re-runs the tests on a save (by rename too), not for a swap file, and SIGINT ends it with 0" {
     command -v inotifywait >/dev/null || skip "inotifywait is not installed (make deps installs inotify-tools)"
     env --default-signal=INT true 2>/dev/null || skip "env has no --default-signal here"
