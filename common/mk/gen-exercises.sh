@@ -16,9 +16,10 @@
 #     see: chapters/NN-slug/FILE ...     (stage: where the reference does it)
 #
 # The capstone (chapter 15) is a program the learner grows in stages: its
-# folder (exercise.txt: "kind: program" alone, a README.md, the skeleton) is
-# copied as it is; each stage is an exercise with no code of its own, whose
-# tests run that program.
+# folder (exercise.txt: "kind: program" alone, a README.md, the skeleton, a
+# whole program in solutions/) is copied with its blocks cut, as an
+# exercise's own files are; each stage is an exercise with no code of its
+# own, whose tests run that program.
 #
 # One source: an exercise that cuts or breaks a chapter program names the
 # chapter's files on its from: line, and the reference is the chapter file
@@ -143,6 +144,12 @@ gen_one() {
         [ -f "$dir/README.md" ] || die "$ex has no README.md"
         mkdir -p "$out"
         cp -R "$dir/." "$out/" && rm -f "$out/exercise.txt" || die "$ex: could not copy the program's files"
+        # the skeleton's blocks (in solutions/ it is a whole program) are cut
+        while IFS= read -r -d '' f; do
+            rel="${f#"$dir"/}" st=0
+            transform "$f" "$name" 1 >"$out/$rel" || st=$?
+            case "$st" in 0 | 3) ;; *) exit 1 ;; esac
+        done < <(find "$dir" -type f \( -name '*.c' -o -name '*.h' \) -print0)
         return 0
     fi
     case "$kind" in write | fix | predict | stage) ;; *) die "$ex/exercise.txt: kind must be write, fix, predict, stage or program, not '$kind'" ;; esac

@@ -127,22 +127,26 @@ broken_fixture() { # broken_fixture SED-EXPRESSION: a fixture copy with one edit
     [ ! -e "$BATS_TEST_TMPDIR/out" ] || fail "a failed run must not write the output folder"
 }
 
-@test "a capstone: its program folder is copied as it is, its stages have no code of their own, and a stage must name a program" {
+@test "a capstone: its program folder is copied with its blocks cut, its stages have no code of their own, and a stage must name a program" {
     cp -r "$FIXTURE/.." "$BATS_TEST_TMPDIR/top"
     local sol="$BATS_TEST_TMPDIR/top/solutions" out="$BATS_TEST_TMPDIR/out"
     mkdir -p "$sol/01-demo/mine" "$sol/01-demo/stage-1"
     printf 'kind: program\n' >"$sol/01-demo/mine/exercise.txt"
     printf 'PROGS := mine\n' >"$sol/01-demo/mine/Makefile"
     printf '# yours\n' >"$sol/01-demo/mine/README.md"
-    printf '#include "todo.h"\nint main(void) { TODO("stage 1"); }\n' >"$sol/01-demo/mine/mine.c"
+    printf 'int main(void)\n{\n    /* EXERCISE BEGIN: stage 1 */\n    return 0;\n    /* EXERCISE END */\n}\n' >"$sol/01-demo/mine/mine.c"
     printf 'kind: stage\nlevel: core\norder: 3\ntitle: the first stage\nprogram: mine\n' >"$sol/01-demo/stage-1/exercise.txt"
     printf 'include ../stage.mk\n' >"$sol/01-demo/stage-1/Makefile"
     printf '# stage 1\n' >"$sol/01-demo/stage-1/README.md"
     printf '## Hint 1\n## Hint 2\n## Hint 3\n' >"$sol/01-demo/stage-1/hints.md"
     run "$GEN" "$sol" "$out"
     assert_success
-    run diff -r -x exercise.txt "$sol/01-demo/mine" "$out/01-demo/mine"
+    run diff -r -x exercise.txt -x mine.c "$sol/01-demo/mine" "$out/01-demo/mine"
     assert_success
+    # its blocks are cut as an exercise's own files' are: a whole program in
+    # solutions/, a TODO in the learner's copy
+    grep -q 'TODO("stage 1");' "$out/01-demo/mine/mine.c" || fail "the program's block was not cut: $(cat "$out/01-demo/mine/mine.c")"
+    ! grep -q 'return 0;' "$out/01-demo/mine/mine.c" || fail "the block's code was left in the learner's copy"
     [ ! -e "$out/01-demo/mine/exercise.txt" ] || fail "the program's exercise.txt was copied"
     assert_equal "$(cd "$out/01-demo/stage-1" && ls | paste -sd' ')" "Makefile README.md hints.md"
     # a stage naming no program, or a folder that is not one, is refused

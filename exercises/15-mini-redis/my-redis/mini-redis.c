@@ -5,8 +5,11 @@
  * It starts as chapter 13's echo-rt (a copy, on purpose: this program is
  * yours to change) with a query buffer instead of a pooled one: the accept
  * loop, one task per connection that reads into co->q, and a send of what
- * co->out holds. Everything a Redis needs besides is yours to write. Add
- * files beside this one as it grows: the Makefile builds every .c here.
+ * co->out holds. The echo itself, the one block marked below, is cut out of
+ * your copy (exercises/): a TODO stands there, which stops the program with
+ * exit status 99 on its first request. Everything a Redis needs is yours to
+ * write. Add files beside this one as it grows: the Makefile builds every .c
+ * here.
  *
  *     make ex EX=15-mini-redis/stage-1                 (build, run stage 1's tests)
  *     build/exercises/15-mini-redis/my-redis/mini-redis -p 6380
@@ -18,10 +21,10 @@
  * it with status 0 (rt_shutdown_on_signals cancels the root token: every
  * pending operation completes with -ECANCELED).
  */
+#include "todo.h"
 #include "buf.h"
 #include "net.h"
 #include "rt.h"
-#include "todo.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -72,7 +75,7 @@ static void conn_step(void *frame)
         if (co->n <= 0) /* the client left (0), a reset, or the shutdown (-ECANCELED) */
             break;
         co->qlen += (size_t)co->n;
-        TODO("stage 1: run each whole request in co->q, reply into co->out, keep the rest");
+        TODO("stage 1: run whole requests in co->q, reply to co->out, keep the rest");
         if (buf_len(&co->out) > 0) {
             RT_AWAIT(co, rt_send(rt, co->fd, buf_peek(&co->out), buf_len(&co->out), co->task.token),
                      co->n);
