@@ -23,13 +23,6 @@
 #include <unistd.h>
 
 #define RDB_VERSION          "0010" /* RDB_VERSION 10: Redis 7.0 */
-#define RDB_OPCODE_AUX       0xFA
-#define RDB_OPCODE_RESIZEDB  0xFB
-#define RDB_OPCODE_EXPIRE_MS 0xFC
-#define RDB_OPCODE_SELECTDB  0xFE
-#define RDB_OPCODE_EOF       0xFF
-#define RDB_TYPE_STRING      0
-#define RDB_TYPE_QUICKLIST_2 18
 #define QUICKLIST_PACKED     2    /* a node that is a listpack (QUICKLIST_NODE_CONTAINER_PACKED) */
 #define LISTPACK_NODE_MAX    8192 /* list-max-listpack-size -2: 8 KiB per node, Redis's default */
 #define LP_HDR_SIZE          6    /* total bytes (32 bits), element count (16 bits) */
@@ -237,7 +230,7 @@ static void save__key(struct db_entry *e, void *arg)
     if (db_expired(e, w->now))
         return;
     if (e->expire_ms >= 0) {
-        out__byte(w->o, RDB_OPCODE_EXPIRE_MS);
+        out__byte(w->o, RDB_OPCODE_EXPIRETIME_MS);
         out__le(w->o, (uint64_t)e->expire_ms, 8);
     }
     out__byte(w->o, e->val.type == DB_STRING ? RDB_TYPE_STRING : RDB_TYPE_QUICKLIST_2);

@@ -24,6 +24,24 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* The opcodes and value types of the format (Redis's src/rdb.h), the
+ * writer's (rdb.c) and the loader's (rdb_load.c). */
+enum {
+    RDB_TYPE_STRING = 0,
+    RDB_TYPE_LIST = 1,
+    RDB_TYPE_QUICKLIST_2 = 18,
+    RDB_OPCODE_FUNCTION2 = 245,
+    RDB_OPCODE_MODULE_AUX = 247,
+    RDB_OPCODE_IDLE = 248,
+    RDB_OPCODE_FREQ = 249,
+    RDB_OPCODE_AUX = 250,
+    RDB_OPCODE_RESIZEDB = 251,
+    RDB_OPCODE_EXPIRETIME_MS = 252,
+    RDB_OPCODE_EXPIRETIME = 253,
+    RDB_OPCODE_SELECTDB = 254,
+    RDB_OPCODE_EOF = 255,
+};
+
 /* Write every key of db not expired at now_ms to DIR/temp-<pid>.rdb, fsync
  * it, rename it to DIR/NAME and fsync DIR, as Redis's rdbSave does. 0, or
  * -1 with the reason in why (the temp file removed). */

@@ -20,22 +20,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum {
-    RDB_TYPE_STRING = 0,
-    RDB_TYPE_LIST = 1,
-    RDB_TYPE_QUICKLIST_2 = 18,
-    RDB_OPCODE_FUNCTION2 = 245,
-    RDB_OPCODE_MODULE_AUX = 247,
-    RDB_OPCODE_IDLE = 248,
-    RDB_OPCODE_FREQ = 249,
-    RDB_OPCODE_AUX = 250,
-    RDB_OPCODE_RESIZEDB = 251,
-    RDB_OPCODE_EXPIRETIME_MS = 252,
-    RDB_OPCODE_EXPIRETIME = 253,
-    RDB_OPCODE_SELECTDB = 254,
-    RDB_OPCODE_EOF = 255,
-};
-
 struct in {
     const unsigned char *base, *p, *end;
     char *why; /* the first error */
