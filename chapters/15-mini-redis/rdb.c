@@ -22,11 +22,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RDB_VERSION          "0010" /* RDB_VERSION 10: Redis 7.0 */
-#define QUICKLIST_PACKED     2    /* a node that is a listpack (QUICKLIST_NODE_CONTAINER_PACKED) */
-#define LISTPACK_NODE_MAX    8192 /* list-max-listpack-size -2: 8 KiB per node, Redis's default */
-#define LP_HDR_SIZE          6    /* total bytes (32 bits), element count (16 bits) */
-#define OUT_BUF              (64 * 1024)
+#define RDB_VERSION       "0010" /* RDB_VERSION 10: Redis 7.0 */
+#define QUICKLIST_PACKED  2      /* a node that is a listpack (QUICKLIST_NODE_CONTAINER_PACKED) */
+#define LISTPACK_NODE_MAX 8192   /* list-max-listpack-size -2: 8 KiB per node, Redis's default */
+#define LP_HDR_SIZE       6      /* total bytes (32 bits), element count (16 bits) */
+#define OUT_BUF           (64 * 1024)
 
 /* ---- CRC-64/Jones, reflected (src/crc64.c): a table built on first use ---- */
 
